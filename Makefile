@@ -1,0 +1,40 @@
+# gate-proxy: a thin wrapper over CMake. The two commands:
+#   make demo   installs what is missing, builds, and runs a blue -> green
+#               cutover on an in-process Kafka, with a live tally
+#   make test   installs what is missing, starts a real Kafka broker (3.9 and
+#               4.x, one after the other), and runs every test
+BUILD ?= build
+
+.PHONY: all build demo test build-test unit config-docs clean
+
+all: build
+
+build:
+	@scripts/install-deps.sh build
+	@cmake -S . -B $(BUILD)/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DBUILD_TESTING=OFF >/dev/null
+	@cmake --build $(BUILD)/release
+
+demo: build
+	$(BUILD)/release/gate-proxy demo
+
+build-test:
+	@scripts/install-deps.sh test
+	@cmake -S . -B $(BUILD)/test -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+		-DGP_SANITIZE="address,undefined" -DGP_WERROR=ON -DGP_TEST_HOOKS=ON >/dev/null
+	@cmake --build $(BUILD)/test
+
+# Unit tests only: no broker needed.
+unit: build-test
+	cd $(BUILD)/test && ctest -L unit --output-on-failure
+
+test: build-test
+	tests/run-all.sh $(BUILD)/test
+
+# Regenerates configs/CONFIGURATION.md and the example file from the table.
+config-docs: build
+	$(BUILD)/release/gate-proxy --list-config > configs/CONFIGURATION.md
+	$(BUILD)/release/gate-proxy --example-config > configs/gate-proxy.conf.example
+
+clean:
+	rm -rf $(BUILD)

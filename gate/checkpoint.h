@@ -1,0 +1,31 @@
+/* gate/checkpoint.h: the gate state as text, stored in the offset-commit
+ * metadata of every partition in every transaction.
+ *
+ * One line per partition: the pipeline's decisions (the same in every
+ * partition of one commit, with a sequence number so the newest wins) and
+ * that partition's own counters:
+ *
+ *   gp1 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123
+ *       hi=1699999999000 n=10,3,0 late=0 st=2,3
+ *
+ * ("-" for an unset time). Decoding is strict: any unknown field, missing
+ * field or bad number is an error, never a guess.
+ * Pure: libc only. */
+#ifndef GP_GATE_CHECKPOINT_H
+#define GP_GATE_CHECKPOINT_H
+
+#include "gate/gate.h"
+
+/* Enough for the longest line (every number at 20 digits). */
+#define GP_CKPT_MAX 320
+
+/* Writes the line into buf (NUL-terminated); returns its length, or -1 if
+ * len is too small. */
+int gp_ckpt_encode(const gp_gate_t *g, const gp_part_t *p, char *buf, size_t len);
+
+/* Parses buf[0..len). On success fills g and p (p->last_wall untouched)
+ * and returns 0; on error returns -1 with the reason in err. */
+int gp_ckpt_decode(const char *buf, size_t len, gp_gate_t *g, gp_part_t *p, char *err,
+                   size_t errlen);
+
+#endif

@@ -1,0 +1,67 @@
+/* gate/control.h: what the blue/green ConfigMap asks for.
+ *
+ * Parses the `data` entries of the FLIP-504 ConfigMap (brief section 3)
+ * strictly into a gp_control_t. Every error names the key and what was
+ * allowed; nothing is guessed. Keys this parser does not know are ignored
+ * (the map carries other writers' keys, such as the gate-proxy.* status).
+ * Pure: libc only. */
+#ifndef GP_GATE_CONTROL_H
+#define GP_GATE_CONTROL_H
+
+#include "gate/types.h"
+
+/* ConfigMap keys. */
+#define GP_KEY_ACTIVE "active-deployment-type"
+#define GP_KEY_STAGE "stage"
+#define GP_KEY_DELAY "deployment-deletion-delay-ms"
+#define GP_KEY_FIRST "is-first-deployment"
+#define GP_KEY_WM_STAGE "watermark-stage"
+#define GP_KEY_TOGGLE "watermark-toggle-value"
+/* Written by `gate-proxy cutover --at T --align-ms A`, read by the proxy. */
+#define GP_KEY_REQ_CUTOFF "gate-proxy.request.cutoff"
+#define GP_KEY_REQ_ALIGN "gate-proxy.request.align-ms"
+/* Prefix of the proxy's own status keys. */
+#define GP_KEY_STATUS_PREFIX "gate-proxy."
+
+typedef enum {
+        GP_STAGE_INITIALIZING = 0,
+        GP_STAGE_TRANSITIONING,
+        GP_STAGE_CLEAR_TO_TEARDOWN,
+        GP_STAGE_RUNNING,
+        GP_STAGE_FAILING,
+} gp_stage_t;
+
+typedef enum {
+        GP_WMS_NONE = 0, /* key absent */
+        GP_WMS_WAITING,  /* WAITING_FOR_WATERMARK */
+        GP_WMS_SET,      /* WATERMARK_SET */
+} gp_wm_stage_t;
+
+typedef struct gp_control {
+        gp_colour_t active;     /* the colour being rolled to */
+        gp_stage_t stage;
+        int64_t delay_ms;       /* D, 0 when absent */
+        bool is_first;
+        gp_wm_stage_t wm_stage;
+        int64_t toggle;         /* T as published, GP_TS_NONE when absent */
+        int64_t req_cutoff;     /* explicit T asked for, GP_TS_NONE when absent */
+        int64_t req_align_ms;   /* alignment asked for, 0 when absent */
+} gp_control_t;
+
+const char *gp_stage_name(gp_stage_t s);
+const char *gp_wm_stage_name(gp_wm_stage_t s);
+
+/* Parses n entries. Required: active-deployment-type, stage,
+ * is-first-deployment. watermark-toggle-value is required when
+ * watermark-stage is WATERMARK_SET. Returns 0, or -1 with
+ * "<key>: <reason>" in err. */
+int gp_control_parse(gp_control_t *out, const gp_kv_t *kv, size_t n, char *err,
+                     size_t errlen);
+
+/* True when b still describes the transition a described: same active
+ * colour, same first-deployment flag, and b's stage not moved past a's
+ * (INITIALIZING < TRANSITIONING < CLEAR_TO_TEARDOWN < RUNNING). A write
+ * planned from a is dropped unless this holds for the map read back. */
+bool gp_control_same_transition(const gp_control_t *a, const gp_control_t *b);
+
+#endif

@@ -1,0 +1,133 @@
+/* gate/gate.h: the gate: phases, the routing rule, the watermark, and the
+ * decisions (choosing the cutoff T, closing the old side).
+ *
+ * One gp_gate_t per pipeline holds the decisions made (checkpointed with
+ * the offsets, gate/checkpoint.h). One gp_part_t per source partition holds
+ * what that partition has seen. Routing a record reads only the gate, the
+ * record's event time and the policies: replaying the same records from the
+ * same checkpoint gives the same destinations (brief, invariant 4).
+ * Decisions are taken only between transactions, by gp_gate_step().
+ *
+ * Pure: libc only. Time is an argument ("now", wall-clock ms). */
+#ifndef GP_GATE_GATE_H
+#define GP_GATE_GATE_H
+
+#include "gate/control.h"
+#include "gate/types.h"
+
+typedef enum {
+        GP_PHASE_STEADY = 0, /* every record to the owner (new_c) */
+        GP_PHASE_WAITING,    /* transition old_c -> new_c asked, no T yet: all to old_c */
+        GP_PHASE_SPLIT,      /* ts < T to old_c, ts >= T to new_c */
+        GP_PHASE_CLOSED,     /* old side closed: all to new_c, ts < T counted late */
+        GP_PHASE_ABORTED,    /* transition abandoned: all to the survivor (new_c) */
+        GP_PHASE__N
+} gp_phase_t;
+
+const char *gp_phase_name(gp_phase_t p);
+int gp_phase_parse(const char *s, gp_phase_t *out);
+/* The explicit table of allowed phase changes (a phase may always stay). */
+bool gp_phase_allowed(gp_phase_t from, gp_phase_t to);
+
+/* The policies and bounds the gate needs (from the proxy configuration). */
+typedef struct gp_gate_conf {
+        int64_t out_of_orderness_ms; /* watermark = highest ts seen - this */
+        int64_t idle_ms;             /* a partition with no record this long is idle */
+        int64_t align_ms;            /* T is rounded up to a multiple of this (>= 1) */
+        int64_t lateness_ms;         /* close when W >= T + lateness */
+        bool late_to_dlq;            /* after the close, ts < T goes to the DLQ */
+        bool bad_route_old;          /* unreadable event time counts as older than T */
+} gp_gate_conf_t;
+
+/* Pipeline-wide decisions. Checkpointed. */
+typedef struct gp_gate {
+        gp_phase_t phase;
+        gp_colour_t old_c;   /* owned traffic when the transition started */
+        gp_colour_t new_c;   /* rolled to; in STEADY and ABORTED the owner */
+        int64_t cutoff;      /* T, GP_TS_NONE until chosen */
+        int64_t cutoff_wall; /* wall-clock ms when T was chosen */
+        int64_t seq;         /* checkpoint sequence, +1 per commit */
+} gp_gate_t;
+
+/* What one source partition has seen. All but last_wall is checkpointed. */
+typedef struct gp_part {
+        int64_t hi;          /* highest readable event time seen, GP_TS_NONE */
+        int64_t last_wall;   /* wall-clock ms of the last record (or assignment) */
+        uint64_t n[3];       /* records per destination (blue, green, dlq) */
+        uint64_t late;       /* records with ts < T after the close */
+        uint64_t since_t[2]; /* records per colour since the current T was chosen */
+} gp_part_t;
+
+/* The watermark over all partitions, computed at a transaction boundary. */
+typedef struct gp_wm_view {
+        int64_t wm;     /* W: min over non-idle partitions; GP_TS_NONE if unknown */
+        int64_t hi_max; /* highest event time seen on any partition */
+        bool all_idle;  /* every partition idle */
+        bool drained;   /* the old job has consumed all it was sent (or no check) */
+} gp_wm_view_t;
+
+/* A gate in STEADY phase owned by `owner`. */
+void gp_gate_init(gp_gate_t *g, gp_colour_t owner);
+/* A fresh partition assigned at wall time now. */
+void gp_part_init(gp_part_t *p, int64_t now);
+
+/* The colour that owns traffic when no record-level split applies. */
+gp_colour_t gp_gate_owner(const gp_gate_t *g);
+
+/* The gate state a proxy with no checkpoint starts from, derived from the
+ * map alone: first deployment -> STEADY(active); a transition without T ->
+ * WAITING; with T -> SPLIT; CLEAR_TO_TEARDOWN or RUNNING with T -> CLOSED. */
+void gp_gate_from_control(gp_gate_t *g, const gp_control_t *c, int64_t now);
+
+/* Routes one record with event time ts (GP_TS_NONE: unreadable) and
+ * updates the partition's counters. Sets *late when the record counts as
+ * late (after the close, ts < T). The hot path: no allocation. */
+gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *p,
+                        int64_t ts, int64_t now, bool *late);
+
+/* The destination alone, with no side effect (for checks and replays). */
+gp_dest_t gp_gate_dest(const gp_gate_t *g, const gp_gate_conf_t *c, int64_t ts,
+                       bool *late);
+
+/* The watermark view of n partitions at wall time now. drained is set true. */
+void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_conf_t *c,
+                       int64_t now, gp_wm_view_t *out);
+
+/* What gp_gate_step did. */
+enum {
+        GP_EV_TRANSITION = 1 << 0, /* a transition started (-> WAITING) */
+        GP_EV_CUTOFF = 1 << 1,     /* T chosen (-> SPLIT) */
+        GP_EV_CLOSED = 1 << 2,     /* old side closed (-> CLOSED) */
+        GP_EV_ABORTED = 1 << 3,    /* transition abandoned (-> ABORTED) */
+        GP_EV_OWNER = 1 << 4,      /* first deployment: owner set (STEADY) */
+        GP_EV_REFUSED = 1 << 5,    /* a request was refused; reason in err */
+};
+
+typedef struct gp_step {
+        int events;     /* GP_EV_* */
+        char err[256];  /* the reason for GP_EV_REFUSED */
+} gp_step_t;
+
+/* Applies the requested control c to g and takes the decisions whose
+ * conditions hold, at wall time now. Returns non-zero when g changed (the
+ * change must be checkpointed before it is published). A request that
+ * would break an invariant changes nothing and sets GP_EV_REFUSED. */
+int gp_gate_step(gp_gate_t *g, gp_part_t *const *parts, size_t n, const gp_control_t *c,
+                 const gp_wm_view_t *wv, const gp_gate_conf_t *conf, int64_t now,
+                 gp_step_t *out);
+
+/* The protocol keys the proxy should publish for its committed gate g,
+ * given the map c it last read. */
+typedef struct gp_publish {
+        gp_wm_stage_t wm_stage; /* GP_WMS_NONE: leave as is */
+        int64_t toggle;         /* with GP_WMS_SET */
+        bool clear_to_teardown; /* write stage=CLEAR_TO_TEARDOWN */
+} gp_publish_t;
+
+/* Fills out and returns true when the map lacks something g has decided. */
+bool gp_gate_publication(const gp_gate_t *g, const gp_control_t *c, gp_publish_t *out);
+
+/* Rounds t up to a multiple of align (>= 1); GP_TS_NONE on overflow. */
+int64_t gp_align_up(int64_t t, int64_t align);
+
+#endif

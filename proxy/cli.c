@@ -1,0 +1,576 @@
+/* proxy/cli.c: command line of gate-proxy: run, init, cutover, finish,
+ * abort, status, demo, and the configuration reference. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gate/control.h"
+#include "gate/timeparse.h"
+#include "proxy/cli.h"
+#include "proxy/conf.h"
+#include "proxy/control.h"
+#include "proxy/demo.h"
+#include "proxy/log.h"
+#include "proxy/proxy.h"
+
+#define VERSION "0.1.0"
+
+static const char *usage_main =
+        "gate-proxy " VERSION ": hands a Kafka-fed Flink pipeline from its blue deployment\n"
+        "to its green one (and back) record by record, exactly once.\n"
+        "\n"
+        "It reads each source topic S once and writes every record to S.blue or S.green\n"
+        "in Kafka transactions, split at an event-time cutoff T that it chooses when a\n"
+        "transition starts. It is steered by the blue/green ConfigMap of the Flink\n"
+        "Kubernetes Operator's advanced mode, here kept in a local JSON file.\n"
+        "\n"
+        "Usage: gate-proxy <command> [options]\n"
+        "\n"
+        "Commands:\n"
+        "  demo       a blue -> green cutover on an in-process Kafka, with a tally\n"
+        "  run        run the proxy:           gate-proxy run -c gate-proxy.conf\n"
+        "  init       create the control map:  gate-proxy init --control cm.json\n"
+        "  cutover    start a transition:      gate-proxy cutover --control cm.json --to green\n"
+        "  finish     after CLEAR_TO_TEARDOWN: gate-proxy finish --control cm.json\n"
+        "  abort      give up a transition:    gate-proxy abort --control cm.json\n"
+        "  status     show the map and the proxy's status keys\n"
+        "\n"
+        "  --list-config     print the configuration reference (Markdown)\n"
+        "  --example-config  print an example configuration file\n"
+        "  --version, --help\n"
+        "\n"
+        "`gate-proxy <command> --help` explains each command.\n";
+
+static const char *usage_run =
+        "Usage: gate-proxy run -c FILE [-X key=value]...\n"
+        "\n"
+        "Runs the proxy for one pipeline until SIGTERM or SIGINT, which finish the open\n"
+        "transaction and exit 0. FILE holds key=value lines (see `gate-proxy\n"
+        "--example-config`); -X sets or overrides one key. At least:\n"
+        "  kafka.bootstrap.servers=127.0.0.1:9092\n"
+        "  gate.pipeline=orders\n"
+        "  gate.source.topics=orders\n"
+        "  control.file=/var/run/gate-proxy/orders-configmap.json\n"
+        "\n"
+        "Exit codes: 0 stopped cleanly; 1 fatal Kafka error (restart it); 2 bad\n"
+        "command line or configuration; 3 fenced by a newer instance with the same\n"
+        "transactional.id; 4 a source, colour or dead-letter topic is missing or has\n"
+        "too few partitions; 5 the committed checkpoint cannot be read.\n";
+
+static const char *usage_init =
+        "Usage: gate-proxy init --control FILE [--active blue|green] [--name NAME] [--force]\n"
+        "\n"
+        "Writes a control map for a first deployment: every record goes to the active\n"
+        "colour (default blue). --name sets metadata.name (default gate-proxy-configmap).\n"
+        "Refuses to overwrite an existing file without --force.\n";
+
+static const char *usage_cutover =
+        "Usage: gate-proxy cutover --control FILE --to blue|green [--delay-ms D]\n"
+        "                          [--at T] [--align-ms A] [--wait] [--timeout S] [--force]\n"
+        "\n"
+        "Starts a transition to the given colour, as the operator would once the new\n"
+        "deployment is stable: active-deployment-type=<TO>, stage=TRANSITIONING,\n"
+        "is-first-deployment=false, deployment-deletion-delay-ms=D (default 0), and\n"
+        "clears the watermark keys. The proxy then chooses the cutover\n"
+        "  T = max(highest event time already routed + 1, watermark + D)\n"
+        "rounded up to A (default: its gate.cutoff.align.ms), publishes it, routes\n"
+        "ts < T to the old colour and ts >= T to the new one, and writes\n"
+        "stage=CLEAR_TO_TEARDOWN once the old side has everything before T.\n"
+        "\n"
+        "  --at T       ask for this cutoff (epoch ms or RFC 3339); the proxy refuses it\n"
+        "               (gate-proxy.error) if records at or after T already went to the\n"
+        "               old colour, and routing stays unchanged\n"
+        "  --wait       wait for CLEAR_TO_TEARDOWN, printing progress (--timeout S, default\n"
+        "               600); exit 0 when cleared, 1 on timeout\n"
+        "  --force      start even while another transition is in progress\n";
+
+static const char *usage_finish =
+        "Usage: gate-proxy finish --control FILE [--force]\n"
+        "\n"
+        "What the operator does after it has stopped the old deployment: stage=RUNNING.\n"
+        "Refuses unless the proxy has written CLEAR_TO_TEARDOWN (or --force).\n";
+
+static const char *usage_abort =
+        "Usage: gate-proxy abort --control FILE [--to blue|green]\n"
+        "\n"
+        "Abandons the transition, as the operator does: is-first-deployment=true,\n"
+        "stage=FAILING, active-deployment-type=<survivor> (default: the colour that\n"
+        "owned traffic before the transition). Every record then goes to the survivor;\n"
+        "the proxy reports in gate-proxy.aborted-routed how many records had already\n"
+        "gone to the other colour.\n";
+
+static const char *usage_status =
+        "Usage: gate-proxy status --control FILE [--json]\n"
+        "\n"
+        "Prints the control map: what is asked (operator keys) and what the proxy\n"
+        "reports (gate-proxy.* keys). --json prints the data as a JSON object.\n";
+
+static int want_help(int argc, char **argv) {
+        for (int i = 1; i < argc; i++)
+                if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+                        return 1;
+        return 0;
+}
+
+static int bad_usage(const char *cmd, const char *msg) {
+        fprintf(stderr, "gate-proxy %s: %s\n(see `gate-proxy %s --help`)\n", cmd, msg, cmd);
+        return GP_EXIT_USAGE;
+}
+
+static int parse_colour(const char *cmd, const char *s, gp_colour_t *out) {
+        if (gp_colour_parse(s, out)) {
+                fprintf(stderr, "gate-proxy %s: '%s' is not blue or green\n", cmd, s);
+                return -1;
+        }
+        return 0;
+}
+
+static int parse_num(const char *cmd, const char *opt, const char *s, int64_t min,
+                     int64_t *out) {
+        const char *why = NULL;
+        if (gp_parse_i64(s, strlen(s), out, &why) || *out < min) {
+                fprintf(stderr, "gate-proxy %s: %s: '%s' is not a whole number >= %lld\n", cmd,
+                        opt, s, (long long)min);
+                return -1;
+        }
+        return 0;
+}
+
+/* ---- the operator's part ---------------------------------------------- */
+
+static int patch_file(const char *cmd, const char *path, const gp_kv_t *kv, size_t n,
+                      const char *create_name) {
+        char err[600];
+        if (gp_ctlfile_update(path, NULL, kv, n, create_name, err, sizeof(err)) != GP_CTL_OK) {
+                fprintf(stderr, "gate-proxy %s: %s\n", cmd, err);
+                return 1;
+        }
+        return 0;
+}
+
+/* Loads and parses the map; prints why not and returns NULL. */
+static gp_cm_t *load(const char *cmd, const char *path, gp_control_t *ctl) {
+        char err[600];
+        gp_cm_t *cm = gp_ctlfile_load(path, err, sizeof(err));
+        size_t n;
+        if (!cm) {
+                fprintf(stderr, "gate-proxy %s: %s\n", cmd, err);
+                return NULL;
+        }
+        const gp_kv_t *kv = gp_cm_data(cm, &n);
+        if (ctl && gp_control_parse(ctl, kv, n, err, sizeof(err))) {
+                fprintf(stderr, "gate-proxy %s: %s: %s\n", cmd, path, err);
+                gp_cm_destroy(cm);
+                return NULL;
+        }
+        return cm;
+}
+
+int gp_cli_init(const char *path, gp_colour_t active, int force) {
+        if (!force && access(path, F_OK) == 0) {
+                fprintf(stderr, "gate-proxy init: %s exists; use --force to overwrite it\n", path);
+                return 1;
+        }
+        if (force)
+                unlink(path);
+        gp_kv_t kv[] = {{GP_KEY_ACTIVE, gp_colour_upper(active)},
+                        {GP_KEY_STAGE, "RUNNING"},
+                        {GP_KEY_FIRST, "true"},
+                        {GP_KEY_DELAY, "0"}};
+        if (patch_file("init", path, kv, 4, "gate-proxy-configmap"))
+                return 1;
+        printf("%s: first deployment, every record goes to %s\n", path, gp_colour_name(active));
+        return 0;
+}
+
+int gp_cli_cutover(const char *path, const gp_cutover_opts_t *o) {
+        gp_control_t c;
+        gp_cm_t *cm = load("cutover", path, &c);
+        if (!cm)
+                return 1;
+        gp_cm_destroy(cm);
+        bool mid = !c.is_first &&
+                   (c.stage == GP_STAGE_INITIALIZING || c.stage == GP_STAGE_TRANSITIONING);
+        if (mid && !o->force) {
+                fprintf(stderr,
+                        "gate-proxy cutover: a transition to %s is in progress (stage %s); "
+                        "wait for it, `gate-proxy abort` it, or use --force\n",
+                        gp_colour_name(c.active), gp_stage_name(c.stage));
+                return 1;
+        }
+        if (!mid && c.active == o->to) {
+                fprintf(stderr, "gate-proxy cutover: %s is already the active colour; "
+                        "nothing to do\n", gp_colour_name(o->to));
+                return 1;
+        }
+        char d[24], at[24], al[24];
+        snprintf(d, sizeof(d), "%" PRId64, o->delay_ms);
+        snprintf(at, sizeof(at), "%" PRId64, o->at);
+        snprintf(al, sizeof(al), "%" PRId64, o->align_ms);
+        gp_kv_t kv[] = {
+                {GP_KEY_ACTIVE, gp_colour_upper(o->to)},
+                {GP_KEY_STAGE, "TRANSITIONING"},
+                {GP_KEY_FIRST, "false"},
+                {GP_KEY_DELAY, d},
+                {GP_KEY_WM_STAGE, NULL},
+                {GP_KEY_TOGGLE, NULL},
+                {GP_KEY_REQ_CUTOFF, o->at == GP_TS_NONE ? NULL : at},
+                {GP_KEY_REQ_ALIGN, o->align_ms > 0 ? al : NULL},
+        };
+        if (patch_file("cutover", path, kv, sizeof(kv) / sizeof(kv[0]), NULL))
+                return 1;
+        printf("%s: transition to %s started (delay %" PRId64 " ms%s%s)\n", path,
+               gp_colour_name(o->to), o->delay_ms, o->at == GP_TS_NONE ? "" : ", asked T=",
+               o->at == GP_TS_NONE ? "" : at);
+        return 0;
+}
+
+static const char *get(const gp_cm_t *cm, const char *key) {
+        const char *v = gp_cm_get(cm, key);
+        return v && *v ? v : "-";
+}
+
+int gp_cli_wait_clear(const char *path, int64_t timeout_ms, int quiet) {
+        int64_t end = gp_mono_ms() + timeout_ms;
+        char last[512] = "";
+        while (gp_mono_ms() < end) {
+                char err[600];
+                gp_cm_t *cm = gp_ctlfile_load(path, err, sizeof(err));
+                if (cm) {
+                        const char *stage = get(cm, GP_KEY_STAGE);
+                        char line[512];
+                        snprintf(line, sizeof(line),
+                                 "stage=%s T=%s phase=%s watermark=%s blue=%s green=%s "
+                                 "dlq=%s%s%s",
+                                 stage, get(cm, GP_KEY_TOGGLE), get(cm, "gate-proxy.phase"),
+                                 get(cm, "gate-proxy.watermark"),
+                                 get(cm, "gate-proxy.count.blue"),
+                                 get(cm, "gate-proxy.count.green"),
+                                 get(cm, "gate-proxy.count.dlq"),
+                                 *get(cm, "gate-proxy.error") != '-' ? " error=" : "",
+                                 *get(cm, "gate-proxy.error") != '-'
+                                         ? get(cm, "gate-proxy.error") : "");
+                        int done = !strcmp(stage, "CLEAR_TO_TEARDOWN");
+                        gp_cm_destroy(cm);
+                        if (!quiet && strcmp(line, last)) {
+                                printf("%s\n", line);
+                                fflush(stdout);
+                                snprintf(last, sizeof(last), "%s", line);
+                        }
+                        if (done) {
+                                if (!quiet)
+                                        printf("CLEAR_TO_TEARDOWN: the old deployment has "
+                                               "everything before T and may be stopped; "
+                                               "then run `gate-proxy finish`\n");
+                                return 0;
+                        }
+                }
+                struct timespec ts = {0, 200 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+        }
+        if (!quiet)
+                fprintf(stderr, "gate-proxy cutover: no CLEAR_TO_TEARDOWN within %" PRId64
+                        " s; is the proxy running? (`gate-proxy status`)\n", timeout_ms / 1000);
+        return 1;
+}
+
+int gp_cli_finish(const char *path, int force) {
+        gp_control_t c;
+        gp_cm_t *cm = load("finish", path, &c);
+        if (!cm)
+                return 1;
+        gp_cm_destroy(cm);
+        if (c.stage != GP_STAGE_CLEAR_TO_TEARDOWN && !force) {
+                fprintf(stderr, "gate-proxy finish: stage is %s, not CLEAR_TO_TEARDOWN: the "
+                        "old deployment may still be owed records (use --force to override)\n",
+                        gp_stage_name(c.stage));
+                return 1;
+        }
+        gp_kv_t kv[] = {{GP_KEY_STAGE, "RUNNING"}};
+        if (patch_file("finish", path, kv, 1, NULL))
+                return 1;
+        printf("%s: stage=RUNNING, %s is the active colour\n", path, gp_colour_name(c.active));
+        return 0;
+}
+
+int gp_cli_abort(const char *path, int has_to, gp_colour_t to) {
+        gp_control_t c;
+        gp_cm_t *cm = load("abort", path, &c);
+        if (!cm)
+                return 1;
+        gp_cm_destroy(cm);
+        gp_colour_t survivor = has_to ? to : c.is_first ? c.active : gp_colour_other(c.active);
+        gp_kv_t kv[] = {{GP_KEY_ACTIVE, gp_colour_upper(survivor)},
+                        {GP_KEY_STAGE, "FAILING"},
+                        {GP_KEY_FIRST, "true"},
+                        {GP_KEY_WM_STAGE, NULL},
+                        {GP_KEY_TOGGLE, NULL},
+                        {GP_KEY_REQ_CUTOFF, NULL},
+                        {GP_KEY_REQ_ALIGN, NULL}};
+        if (patch_file("abort", path, kv, sizeof(kv) / sizeof(kv[0]), NULL))
+                return 1;
+        printf("%s: transition abandoned, every record goes to %s\n", path,
+               gp_colour_name(survivor));
+        return 0;
+}
+
+int gp_cli_status(const char *path, int json) {
+        gp_cm_t *cm = load("status", path, NULL);
+        size_t n;
+        if (!cm)
+                return 1;
+        const gp_kv_t *kv = gp_cm_data(cm, &n);
+        if (json) {
+                printf("{");
+                for (size_t i = 0; i < n; i++) {
+                        printf("%s\n  \"", i ? "," : "");
+                        for (const char *s = kv[i].key; *s; s++)
+                                printf(*s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
+                        printf("\": \"");
+                        for (const char *s = kv[i].value; *s; s++) {
+                                if (*s == '"' || *s == '\\')
+                                        printf("\\%c", *s);
+                                else if ((unsigned char)*s < 0x20)
+                                        printf("\\u%04x", *s);
+                                else
+                                        putchar(*s);
+                        }
+                        printf("\"");
+                }
+                printf("\n}\n");
+                gp_cm_destroy(cm);
+                return 0;
+        }
+        gp_control_t c;
+        char err[400], tbuf[40];
+        printf("control     %s (resourceVersion %s)\n", path, gp_cm_resource_version(cm));
+        if (gp_control_parse(&c, kv, n, err, sizeof(err)))
+                printf("INVALID     %s\n", err);
+        else
+                printf("requested   active=%s stage=%s first-deployment=%s delay=%" PRId64
+                       " ms\n", gp_colour_upper(c.active), gp_stage_name(c.stage),
+                       c.is_first ? "true" : "false", c.delay_ms);
+        const char *t = gp_cm_get(cm, GP_KEY_TOGGLE);
+        int64_t tv;
+        const char *why;
+        if (t && *t && !gp_parse_i64(t, strlen(t), &tv, &why))
+                printf("cutoff      T=%s (%s) %s\n", t, gp_time_format(tv, tbuf, sizeof(tbuf)),
+                       get(cm, GP_KEY_WM_STAGE));
+        else
+                printf("cutoff      none %s\n", get(cm, GP_KEY_WM_STAGE));
+        printf("proxy       phase=%s transition=%s watermark=%s heartbeat=%s\n",
+               get(cm, "gate-proxy.phase"), get(cm, "gate-proxy.transition"),
+               get(cm, "gate-proxy.watermark"), get(cm, "gate-proxy.heartbeat"));
+        printf("counts      blue=%s green=%s dlq=%s late=%s aborted-routed=%s\n",
+               get(cm, "gate-proxy.count.blue"), get(cm, "gate-proxy.count.green"),
+               get(cm, "gate-proxy.count.dlq"), get(cm, "gate-proxy.count.late"),
+               get(cm, "gate-proxy.aborted-routed"));
+        printf("error       %s\n", get(cm, "gate-proxy.error"));
+        gp_cm_destroy(cm);
+        return 0;
+}
+
+/* ---- run ----------------------------------------------------------------- */
+
+static gp_proxy_t *volatile running;
+
+static void on_signal(int sig) {
+        (void)sig;
+        if (running)
+                gp_proxy_stop(running);
+}
+
+static int cmd_run(int argc, char **argv) {
+        gp_conf_t conf;
+        char err[1024];
+        const char *file = NULL;
+        int code = GP_EXIT_USAGE;
+
+        if (want_help(argc, argv)) {
+                fputs(usage_run, stdout);
+                return 0;
+        }
+        gp_conf_init(&conf);
+        /* The file first, then every -X over it, in order. */
+        for (int i = 1; i < argc; i++) {
+                if (!strcmp(argv[i], "-c") && i + 1 < argc)
+                        file = argv[++i];
+                else if (!strcmp(argv[i], "-X") && i + 1 < argc)
+                        i++;
+                else {
+                        gp_conf_destroy(&conf);
+                        return bad_usage("run", "expected -c FILE and -X key=value options");
+                }
+        }
+        if (file && gp_conf_load_file(&conf, file, err, sizeof(err)))
+                goto fail;
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "-X"))
+                        continue;
+                char *kv = argv[++i], *eq = strchr(kv, '=');
+                if (!eq) {
+                        snprintf(err, sizeof(err), "-X: %s: expected key=value", kv);
+                        goto fail;
+                }
+                *eq = '\0';
+                int rc = gp_conf_set(&conf, kv, eq + 1, "-X", err, sizeof(err));
+                *eq = '=';
+                if (rc)
+                        goto fail;
+        }
+        if (gp_conf_finalize(&conf, err, sizeof(err)))
+                goto fail;
+        gp_log_set_level(conf.log_level);
+
+        gp_proxy_t *p = gp_proxy_new(&conf, err, sizeof(err));
+        if (!p)
+                goto fail;
+        running = p;
+        struct sigaction sa = {.sa_handler = on_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        code = gp_proxy_run(p);
+        running = NULL;
+        gp_proxy_destroy(p);
+        gp_conf_destroy(&conf);
+        return code;
+fail:
+        fprintf(stderr, "gate-proxy: %s\n", err);
+        gp_conf_destroy(&conf);
+        return GP_EXIT_USAGE;
+}
+
+/* ---- the operator commands' options ------------------------------------ */
+
+enum { O_CONTROL = 1, O_TO, O_DELAY, O_AT, O_ALIGN, O_WAIT, O_TIMEOUT, O_FORCE, O_JSON,
+       O_ACTIVE, O_NAME };
+
+static const struct option opts[] = {
+        {"control", required_argument, 0, O_CONTROL}, {"to", required_argument, 0, O_TO},
+        {"delay-ms", required_argument, 0, O_DELAY},   {"at", required_argument, 0, O_AT},
+        {"align-ms", required_argument, 0, O_ALIGN},   {"wait", no_argument, 0, O_WAIT},
+        {"timeout", required_argument, 0, O_TIMEOUT},  {"force", no_argument, 0, O_FORCE},
+        {"json", no_argument, 0, O_JSON},              {"active", required_argument, 0, O_ACTIVE},
+        {"name", required_argument, 0, O_NAME},        {0, 0, 0, 0},
+};
+
+static int cmd_operator(const char *cmd, const char *usage, int argc, char **argv) {
+        const char *control = NULL;
+        gp_cutover_opts_t co = {.at = GP_TS_NONE};
+        int has_to = 0, wait = 0, force = 0, json = 0;
+        int64_t timeout_s = 600;
+        gp_colour_t active = GP_BLUE;
+        int c;
+
+        if (want_help(argc, argv)) {
+                fputs(usage, stdout);
+                return 0;
+        }
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                switch (c) {
+                case O_CONTROL: control = optarg; break;
+                case O_TO:
+                        if (parse_colour(cmd, optarg, &co.to))
+                                return GP_EXIT_USAGE;
+                        has_to = 1;
+                        break;
+                case O_ACTIVE:
+                        if (parse_colour(cmd, optarg, &active))
+                                return GP_EXIT_USAGE;
+                        break;
+                case O_DELAY:
+                        if (parse_num(cmd, "--delay-ms", optarg, 0, &co.delay_ms))
+                                return GP_EXIT_USAGE;
+                        break;
+                case O_AT: {
+                        const char *why = NULL;
+                        if (gp_time_parse(optarg, strlen(optarg), GP_UNIT_MS, &co.at, &why)) {
+                                fprintf(stderr, "gate-proxy %s: --at: '%s': %s (epoch ms or "
+                                        "RFC 3339)\n", cmd, optarg, why);
+                                return GP_EXIT_USAGE;
+                        }
+                        break;
+                }
+                case O_ALIGN:
+                        if (parse_num(cmd, "--align-ms", optarg, 1, &co.align_ms))
+                                return GP_EXIT_USAGE;
+                        break;
+                case O_TIMEOUT:
+                        if (parse_num(cmd, "--timeout", optarg, 1, &timeout_s))
+                                return GP_EXIT_USAGE;
+                        break;
+                case O_WAIT: wait = 1; break;
+                case O_FORCE: force = 1; break;
+                case O_JSON: json = 1; break;
+                case O_NAME: break;
+                default: {
+                        char msg[200];
+                        snprintf(msg, sizeof(msg), "unknown or incomplete option '%s'",
+                                 argv[optind - 1]);
+                        return bad_usage(cmd, msg);
+                }
+                }
+        }
+        if (optind < argc)
+                return bad_usage(cmd, "unexpected argument");
+        if (!control)
+                return bad_usage(cmd, "--control FILE is required");
+
+        if (!strcmp(cmd, "init"))
+                return gp_cli_init(control, active, force);
+        if (!strcmp(cmd, "cutover")) {
+                if (!has_to)
+                        return bad_usage(cmd, "--to blue|green is required");
+                co.force = force;
+                int rc = gp_cli_cutover(control, &co);
+                return rc || !wait ? rc : gp_cli_wait_clear(control, timeout_s * 1000, 0);
+        }
+        if (!strcmp(cmd, "finish"))
+                return gp_cli_finish(control, force);
+        if (!strcmp(cmd, "abort"))
+                return gp_cli_abort(control, has_to, co.to);
+        return gp_cli_status(control, json);
+}
+
+int gp_cli_main(int argc, char **argv) {
+        if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+            !strcmp(argv[1], "help")) {
+                fputs(usage_main, argc < 2 ? stderr : stdout);
+                return argc < 2 ? GP_EXIT_USAGE : 0;
+        }
+        const char *cmd = argv[1];
+        if (!strcmp(cmd, "--version")) {
+                printf("gate-proxy %s\n", VERSION);
+                return 0;
+        }
+        if (!strcmp(cmd, "--list-config")) {
+                gp_conf_write_markdown(stdout);
+                return 0;
+        }
+        if (!strcmp(cmd, "--example-config")) {
+                gp_conf_write_example(stdout);
+                return 0;
+        }
+        if (!strcmp(cmd, "run"))
+                return cmd_run(argc - 1, argv + 1);
+        if (!strcmp(cmd, "demo"))
+                return gp_demo_main(argc - 1, argv + 1);
+        const struct {
+                const char *name, *usage;
+        } ops[] = {{"init", usage_init},     {"cutover", usage_cutover},
+                   {"finish", usage_finish}, {"abort", usage_abort},
+                   {"status", usage_status}};
+        for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+                if (!strcmp(cmd, ops[i].name))
+                        return cmd_operator(cmd, ops[i].usage, argc - 1, argv + 1);
+        fprintf(stderr, "gate-proxy: unknown command '%s'\n\n%s", cmd, usage_main);
+        return GP_EXIT_USAGE;
+}

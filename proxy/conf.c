@@ -1,0 +1,1336 @@
+/* proxy/conf.c: the configuration of one gate-proxy process.
+ *
+ * Owns the key table (name, type, default, bounds, description), the
+ * parsing of `key=value` files and -X overrides, the cross-field checks of
+ * gp_conf_finalize, and the two documents generated from the table
+ * (configs/CONFIGURATION.md and configs/gate-proxy.conf.example).
+ * May use gate/ (the strict integer parser); no librdkafka: kafka.* keys
+ * are kept as plain strings and applied by proxy/kafka.c. */
+#include "proxy/conf.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gate/timeparse.h"
+
+#define TOPIC_MAX 249 /* Kafka's limit on a topic name */
+#define ID_MAX 249    /* transactional.id / group.id after expansion */
+#define PIPELINE_MAX 100
+#define KAFKA_PREFIX "kafka."
+#define KAFKA_PREFIX_LEN (sizeof(KAFKA_PREFIX) - 1)
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+
+/* Running out of memory ends the process (as librdkafka's rd_malloc
+ * does): a half-built configuration is no state to continue from. */
+static char *xstrndup(const char *s, size_t n) {
+        char *d = malloc(n + 1);
+        if (!d)
+                abort();
+        memcpy(d, s, n);
+        d[n] = '\0';
+        return d;
+}
+
+static char *xstrdup(const char *s) {
+        return xstrndup(s, strlen(s));
+}
+
+__attribute__((format(printf, 3, 4))) static int seterr(char *err, size_t errlen,
+                                                         const char *fmt, ...) {
+        va_list ap;
+        if (err && errlen > 0) {
+                va_start(ap, fmt);
+                vsnprintf(err, errlen, fmt, ap);
+                va_end(ap);
+        }
+        return -1;
+}
+
+static bool is_space(char c) {
+        return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static bool is_topic_char(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '_' || c == '-';
+}
+
+/* Copies user text for an error message: at most 60 bytes, bytes outside
+ * printable ASCII as \xNN, so a binary file cannot garble a terminal. */
+static const char *shown(const char *s, size_t len, char *buf, size_t buflen) {
+        static const char hex[] = "0123456789abcdef";
+        size_t o = 0, i;
+        for (i = 0; i < len && o + 8 < buflen && i < 60; i++) {
+                unsigned char c = (unsigned char)s[i];
+                if (c >= 0x20 && c < 0x7f) {
+                        buf[o++] = (char)c;
+                } else {
+                        buf[o++] = '\\';
+                        buf[o++] = 'x';
+                        buf[o++] = hex[c >> 4];
+                        buf[o++] = hex[c & 15];
+                }
+        }
+        if (i < len && o + 4 <= buflen) {
+                memcpy(buf + o, "...", 3);
+                o += 3;
+        }
+        buf[o] = '\0';
+        return buf;
+}
+
+/* Checks a topic name span: 1..249 of [A-Za-z0-9._-], not "." or "..". */
+static bool topic_name_ok(const char *s, size_t n) {
+        if (n == 0 || n > TOPIC_MAX)
+                return false;
+        if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!is_topic_char(s[i]))
+                        return false;
+        return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Validators of string values. Each returns 0, or -1 with a reason.     */
+
+typedef int (*check_fn)(const char *v, char *why, size_t whylen);
+
+static int check_pipeline(const char *v, char *why, size_t whylen) {
+        size_t n = strlen(v);
+        for (size_t i = 0; i < n; i++)
+                if (!is_topic_char(v[i]))
+                        n = 0;
+        if (n == 0 || n > PIPELINE_MAX)
+                return seterr(why, whylen,
+                              "expected 1 to 100 characters from A-Z a-z 0-9 . _ -");
+        return 0;
+}
+
+/* Walks a template. `topic` allows {topic}, `pipeline` {pipeline};
+ * `topic_chars` limits the rest to topic-name characters (otherwise any
+ * printable ASCII but space). Sets *has_topic. */
+static int check_template(const char *v, bool topic, bool topic_chars, bool *has_topic,
+                          char *why, size_t whylen) {
+        char b[80];
+        *has_topic = false;
+        for (const char *p = v; *p;) {
+                if (strncmp(p, "{topic}", 7) == 0 && topic) {
+                        *has_topic = true;
+                        p += 7;
+                } else if (strncmp(p, "{pipeline}", 10) == 0) {
+                        p += 10;
+                } else if (*p == '{') {
+                        const char *end = strchr(p, '}');
+                        size_t n = end ? (size_t)(end - p) + 1 : strlen(p);
+                        return seterr(why, whylen,
+                                      "unknown placeholder %s; allowed: %s",
+                                      shown(p, n, b, sizeof b),
+                                      topic ? "{topic}, {pipeline}" : "{pipeline}");
+                } else if (topic_chars ? !is_topic_char(*p)
+                                       : ((unsigned char)*p <= 0x20 ||
+                                          (unsigned char)*p >= 0x7f)) {
+                        return seterr(why, whylen, "'%s' is not allowed; expected %s",
+                                      shown(p, 1, b, sizeof b),
+                                      topic_chars ? "A-Z a-z 0-9 . _ - and placeholders"
+                                                  : "printable characters without spaces");
+                } else {
+                        p++;
+                }
+        }
+        return 0;
+}
+
+static int check_colour_template(const char *v, char *why, size_t whylen) {
+        bool has_topic;
+        if (check_template(v, true, true, &has_topic, why, whylen) != 0)
+                return -1;
+        if (!has_topic)
+                return seterr(why, whylen,
+                              "expected a template containing {topic}, e.g. {topic}.blue");
+        return 0;
+}
+
+static int check_dlq_template(const char *v, char *why, size_t whylen) {
+        bool has_topic;
+        if (strstr(v, "{topic}"))
+                return seterr(why, whylen,
+                              "{topic} is not allowed: there is one dead-letter topic per "
+                              "pipeline");
+        if (*v == '\0')
+                return seterr(why, whylen, "expected a topic name, e.g. {pipeline}.dlq");
+        return check_template(v, false, true, &has_topic, why, whylen);
+}
+
+static int check_id(const char *v, char *why, size_t whylen) {
+        bool has_topic;
+        if (*v == '\0')
+                return seterr(why, whylen,
+                              "expected 1 to 249 printable characters without spaces, "
+                              "e.g. gate-proxy-{pipeline}");
+        return check_template(v, false, false, &has_topic, why, whylen);
+}
+
+static int check_path(const char *v, char *why, size_t whylen) {
+        if (*v == '\0')
+                return seterr(why, whylen, "expected a file path");
+        return 0;
+}
+
+static int check_event_time(const char *v, char *why, size_t whylen) {
+        if (strcmp(v, "kafka-timestamp") == 0)
+                return 0;
+        if (strncmp(v, "json:", 5) == 0)
+                return v[5] ? 0
+                            : seterr(why, whylen,
+                                     "expected a JSON path after json:, e.g. json:payload.ts");
+        if (strncmp(v, "header:", 7) == 0)
+                return v[7] ? 0
+                            : seterr(why, whylen,
+                                     "expected a header name after header:, e.g. "
+                                     "header:event-time");
+        return seterr(why, whylen, "expected kafka-timestamp, json:PATH or header:NAME");
+}
+
+/* Splits a topic list. With out != NULL, stores copies there (the caller
+ * frees them, also on error). *n is the count. */
+static int split_topics(const char *raw, char **out, int *n, char *why, size_t whylen) {
+        const char *spans[GP_CONF_MAX_TOPICS];
+        size_t lens[GP_CONF_MAX_TOPICS];
+        char b[80];
+        const char *p = raw;
+        *n = 0;
+        if (*raw == '\0')
+                return seterr(why, whylen,
+                              "expected a comma-separated list of topic names, e.g. "
+                              "orders,payments");
+        for (;;) {
+                const char *comma = strchr(p, ',');
+                const char *end = comma ? comma : p + strlen(p);
+                while (p < end && is_space(*p))
+                        p++;
+                while (end > p && is_space(end[-1]))
+                        end--;
+                size_t len = (size_t)(end - p);
+                if (len == 0)
+                        return seterr(why, whylen, "empty topic name in the list");
+                if (!topic_name_ok(p, len))
+                        return seterr(why, whylen,
+                                      "\"%s\" is not a valid topic name (1 to 249 characters "
+                                      "from A-Z a-z 0-9 . _ -)",
+                                      shown(p, len, b, sizeof b));
+                for (int i = 0; i < *n; i++)
+                        if (lens[i] == len && memcmp(spans[i], p, len) == 0)
+                                return seterr(why, whylen, "\"%.*s\" is listed twice",
+                                              (int)len, p);
+                if (*n == GP_CONF_MAX_TOPICS)
+                        return seterr(why, whylen, "more than %d topics",
+                                      GP_CONF_MAX_TOPICS);
+                spans[*n] = p;
+                lens[*n] = len;
+                if (out)
+                        out[*n] = xstrndup(p, len);
+                (*n)++;
+                if (!comma)
+                        return 0;
+                p = comma + 1;
+        }
+}
+
+static int check_topics(const char *v, char *why, size_t whylen) {
+        int n;
+        return split_topics(v, NULL, &n, why, whylen);
+}
+
+/* ------------------------------------------------------------------ */
+/* The table                                                           */
+
+typedef enum {
+        PT_STR,  /* char *, validated by .check */
+        PT_BOOL, /* bool: true | false */
+        PT_INT,  /* int64_t or int (by field size), min..max */
+        PT_MS,   /* as PT_INT, a duration in milliseconds */
+        PT_ENUM, /* one of .words: stored by .set_enum, or as the word */
+} prop_type_t;
+
+typedef struct prop {
+        const char *section; /* starts a section in the documents */
+        const char *name;
+        prop_type_t type;
+        const char *def;     /* as written in a file; NULL: required */
+        const char *example; /* required keys: value in the example file */
+        int64_t min, max;    /* PT_INT, PT_MS */
+        bool minus1;         /* PT_INT: -1 ("broker default") also allowed */
+        const char *const *words;          /* PT_ENUM, NULL-terminated */
+        void (*set_enum)(gp_conf_t *, int); /* PT_ENUM: index of the word */
+        check_fn check;                     /* PT_STR */
+        const char *allowed;                /* PT_STR: for the documents */
+        size_t off, size;                   /* the field, unless set_enum */
+        const char *desc;
+} prop_t;
+
+#define FIELD(f) .off = offsetof(gp_conf_t, f), .size = sizeof(((gp_conf_t *)0)->f)
+
+static const char *const w_start[] = {"earliest", "latest", NULL};
+static const char *const w_unit[] = {"ms", "s", "us", NULL};
+static const char *const w_bad[] = {"dlq", "route-old", NULL};
+static const char *const w_late[] = {"new", "dlq", NULL};
+static const char *const w_delivery[] = {"exactly-once", "at-least-once", NULL};
+static const char *const w_level[] = {"error", "warn", "info", "debug", NULL};
+
+/* The word lists are in the order of the enum values. */
+static void set_start(gp_conf_t *c, int i) {
+        c->source_start = i == 1 ? GP_START_LATEST : GP_START_EARLIEST;
+}
+static void set_unit(gp_conf_t *c, int i) {
+        c->event_time_unit = i == 1 ? GP_UNIT_S : i == 2 ? GP_UNIT_US : GP_UNIT_MS;
+}
+static void set_bad(gp_conf_t *c, int i) {
+        c->bad_record = i == 1 ? GP_BAD_ROUTE_OLD : GP_BAD_DLQ;
+}
+static void set_late(gp_conf_t *c, int i) {
+        c->late = i == 1 ? GP_LATE_DLQ : GP_LATE_NEW;
+}
+static void set_delivery(gp_conf_t *c, int i) {
+        c->delivery = i == 1 ? GP_DELIVERY_ALO : GP_DELIVERY_EOS;
+}
+
+static const prop_t props[] = {
+        /* identity */
+        {.section = "Identity",
+         .name = "gate.pipeline",
+         .type = PT_STR,
+         .example = "orders-enrich",
+         .check = check_pipeline,
+         .allowed = "1 to 100 characters from A-Z a-z 0-9 . _ -",
+         FIELD(pipeline),
+         .desc = "Name of the pipeline this process serves; run one gate-proxy per "
+                 "pipeline. It fills {pipeline} in other keys, so with orders-enrich "
+                 "the dead-letter topic defaults to orders-enrich.dlq."},
+        {.name = "gate.transactional.id",
+         .type = PT_STR,
+         .def = "gate-proxy-{pipeline}",
+         .check = check_id,
+         .allowed = "up to 249 printable characters without spaces; {pipeline} allowed",
+         FIELD(transactional_id),
+         .desc = "Kafka transactional.id of the producer; a second process with the "
+                 "same id fences the first, so two copies of a pipeline never both "
+                 "write. {pipeline} is replaced by gate.pipeline: "
+                 "gate-proxy-orders-enrich with the default."},
+        {.name = "gate.group.id",
+         .type = PT_STR,
+         .def = "gate-proxy-{pipeline}",
+         .check = check_id,
+         .allowed = "up to 249 printable characters without spaces; {pipeline} allowed",
+         FIELD(group_id),
+         .desc = "Consumer group that the consumed offsets and the gate checkpoint "
+                 "are committed to, inside each transaction. The proxy never joins it "
+                 "(it assigns every partition itself), so the group has no members; "
+                 "{pipeline} is replaced as in gate.transactional.id."},
+
+        /* topics */
+        {.section = "Topics",
+         .name = "gate.source.topics",
+         .type = PT_STR,
+         .example = "orders",
+         .check = check_topics,
+         .allowed = "comma-separated topic names, at most 64, no duplicates",
+         FIELD(source_topics_raw),
+         .desc = "The topics to read and route, separated by commas, e.g. "
+                 "orders,payments (spaces around names are ignored). Each one gets "
+                 "its own blue and green topic."},
+        {.name = "gate.topic.blue",
+         .type = PT_STR,
+         .def = "{topic}.blue",
+         .check = check_colour_template,
+         .allowed = "topic name containing {topic}; {pipeline} allowed",
+         FIELD(topic_blue),
+         .desc = "Name of the blue topic of each source topic, which the blue job "
+                 "reads: {topic} is replaced by the source topic and {pipeline} by "
+                 "gate.pipeline. With the default, records of orders go to "
+                 "orders.blue; must differ from gate.topic.green."},
+        {.name = "gate.topic.green",
+         .type = PT_STR,
+         .def = "{topic}.green",
+         .check = check_colour_template,
+         .allowed = "topic name containing {topic}; {pipeline} allowed",
+         FIELD(topic_green),
+         .desc = "Name of the green topic of each source topic, which the green job "
+                 "reads; the same placeholders as gate.topic.blue. Example: "
+                 "{pipeline}.{topic}.green gives orders-enrich.orders.green."},
+        {.name = "gate.dlq.topic",
+         .type = PT_STR,
+         .def = "{pipeline}.dlq",
+         .check = check_dlq_template,
+         .allowed = "topic name; {pipeline} allowed, {topic} not",
+         FIELD(dlq_topic),
+         .desc = "Dead-letter topic for records that are not routed to a colour (an "
+                 "unreadable event time, or a late record with gate.late=dlq); each "
+                 "carries the reason. {pipeline} is replaced: orders-enrich.dlq with "
+                 "the default."},
+        {.name = "gate.topics.create",
+         .type = PT_BOOL,
+         .def = "false",
+         FIELD(topics_create),
+         .desc = "With true, missing colour and dead-letter topics are created at "
+                 "start, with the partition count of their source topic. With false, "
+                 "they must exist already (e.g. created by your topic operator)."},
+        {.name = "gate.topics.replication.factor",
+         .type = PT_INT,
+         .def = "-1",
+         .min = 1,
+         .max = 32,
+         .minus1 = true,
+         FIELD(topics_replication),
+         .desc = "Replication factor of the topics that gate.topics.create creates; "
+                 "-1 uses the broker's default.replication.factor. Example: 3 on a "
+                 "production cluster."},
+        {.name = "gate.source.start",
+         .type = PT_ENUM,
+         .def = "earliest",
+         .words = w_start,
+         .set_enum = set_start,
+         .desc = "Where to start reading when the pipeline has no checkpoint yet "
+                 "(its first start): earliest routes every record already in the "
+                 "source topics, latest only records produced from then on."},
+
+        /* event time */
+        {.section = "Event time",
+         .name = "gate.event-time",
+         .type = PT_STR,
+         .def = "kafka-timestamp",
+         .check = check_event_time,
+         .allowed = "kafka-timestamp, json:PATH or header:NAME",
+         FIELD(event_time),
+         .desc = "Where a record's event time is read, the time compared with the "
+                 "cutoff: kafka-timestamp is the Kafka record timestamp, json:PATH a "
+                 "field of a JSON value (json:payload.ts), header:NAME a record header "
+                 "(header:event-time). A field or header holds a number in "
+                 "gate.event-time.unit or an RFC 3339 date-time."},
+        {.name = "gate.event-time.unit",
+         .type = PT_ENUM,
+         .def = "ms",
+         .words = w_unit,
+         .set_enum = set_unit,
+         .desc = "Unit of a numeric event time read by json: or header: "
+                 "(milliseconds, seconds or microseconds since 1970); the Kafka "
+                 "timestamp is always in ms. Example: s when the field holds "
+                 "1767225600 for 2026-01-01T00:00:00Z."},
+        {.name = "gate.bad-record",
+         .type = PT_ENUM,
+         .def = "dlq",
+         .words = w_bad,
+         .set_enum = set_bad,
+         .desc = "What happens to a record whose event time cannot be read: dlq "
+                 "sends it to gate.dlq.topic with the reason; route-old counts it as "
+                 "older than the cutoff, so it goes to the colour that owned the "
+                 "traffic before the hand-over (FLIP-504's rule)."},
+        {.name = "gate.late",
+         .type = PT_ENUM,
+         .def = "new",
+         .words = w_late,
+         .set_enum = set_late,
+         .desc = "What happens to a record older than the cutoff that arrives after "
+                 "the old side was closed: new sends it to the new colour and counts "
+                 "it as late; dlq sends it to gate.dlq.topic."},
+
+        /* watermark and cutoff */
+        {.section = "Watermark and cutoff",
+         .name = "gate.watermark.out-of-orderness.ms",
+         .type = PT_MS,
+         .def = "1000",
+         .min = 0,
+         .max = 86400000,
+         FIELD(out_of_orderness_ms),
+         .desc = "How far out of order event times may arrive: a partition's "
+                 "watermark is its highest event time minus this. Example: 5000 "
+                 "when records arrive up to 5 s out of order."},
+        {.name = "gate.watermark.idle.ms",
+         .type = PT_MS,
+         .def = "10000",
+         .min = 100,
+         .max = 86400000,
+         FIELD(idle_ms),
+         .desc = "A partition without records for this long is idle and stops "
+                 "holding back the watermark (the minimum over the other partitions). "
+                 "Example: 60000 for partitions that are quiet for a minute at a "
+                 "time."},
+        {.name = "gate.cutoff.align.ms",
+         .type = PT_MS,
+         .def = "1",
+         .min = 1,
+         .max = 86400000,
+         FIELD(align_ms),
+         .desc = "The cutoff T is rounded up to a multiple of this, so no window of "
+                 "the jobs is split between blue and green. Example: 60000 for "
+                 "one-minute windows; 1 means no rounding."},
+        {.name = "gate.lateness.ms",
+         .type = PT_MS,
+         .def = "0",
+         .min = 0,
+         .max = 86400000,
+         FIELD(lateness_ms),
+         .desc = "Allowed lateness after the cutoff: the old side is closed "
+                 "(CLEAR_TO_TEARDOWN) only when the watermark has passed T plus this. "
+                 "Example: 30000 when the old job's windows accept records up to "
+                 "30 s late."},
+
+        /* transactions */
+        {.section = "Transactions",
+         .name = "gate.delivery",
+         .type = PT_ENUM,
+         .def = "exactly-once",
+         .words = w_delivery,
+         .set_enum = set_delivery,
+         .desc = "exactly-once writes routed records and the consumed offsets in one "
+                 "Kafka transaction; at-least-once commits offsets after the records "
+                 "are written, without transactions, so a crash can write some "
+                 "records twice."},
+        {.name = "gate.commit.interval.ms",
+         .type = PT_MS,
+         .def = "100",
+         .min = 10,
+         .max = 60000,
+         FIELD(commit_interval_ms),
+         .desc = "Longest time a transaction stays open before it is committed. "
+                 "read_committed readers see records only after the commit, so this "
+                 "adds up to this much latency; example: 1000 for fewer, larger "
+                 "transactions."},
+        {.name = "gate.commit.records",
+         .type = PT_INT,
+         .def = "10000",
+         .min = 1,
+         .max = 1000000,
+         FIELD(commit_records),
+         .desc = "A transaction is committed once it holds this many records, even "
+                 "before gate.commit.interval.ms has passed. Example: 50000 for "
+                 "busy topics."},
+        {.name = "gate.discovery.interval.ms",
+         .type = PT_MS,
+         .def = "5000",
+         .min = 500,
+         .max = 3600000,
+         FIELD(discovery_ms),
+         .desc = "How often the proxy refreshes topic metadata to find new "
+                 "partitions of the source topics (it reads every partition itself, "
+                 "without group membership). Example: 30000 to ask the brokers less "
+                 "often."},
+        {.name = "gate.status.interval.ms",
+         .type = PT_MS,
+         .def = "1000",
+         .min = 1000,
+         .max = 3600000,
+         FIELD(status_interval_ms),
+         .desc = "How often the proxy writes its status keys (gate-proxy.*: "
+                 "watermark, cutoff, phase, counts, heartbeat) to the control "
+                 "ConfigMap. Example: 10000 to write less often."},
+
+        /* control */
+        {.section = "Control",
+         .name = "control.file",
+         .type = PT_STR,
+         .example = "/var/lib/gate-proxy/bluegreen.json",
+         .check = check_path,
+         .allowed = "file path",
+         FIELD(control_file),
+         .desc = "Path of the local JSON file that holds the blue/green ConfigMap "
+                 "data; the proxy reads the requested transition from it and writes "
+                 "its decisions and status back. Example: "
+                 "/var/lib/gate-proxy/bluegreen.json."},
+
+        /* process */
+        {.section = "Process",
+         .name = "log.level",
+         .type = PT_ENUM,
+         .def = "info",
+         .words = w_level,
+         FIELD(log_level),
+         .desc = "The least severe messages that are logged: error, warn, info or "
+                 "debug. Example: debug while you investigate a hand-over."},
+};
+
+#define N_PROPS (sizeof(props) / sizeof(props[0]))
+
+/* kafka.* keys that gate-proxy sets itself: a user value would break the
+ * exactly-once design or fight a gate.* key. */
+static const struct {
+        const char *name; /* without the prefix */
+        const char *reason;
+} reserved[] = {
+        {"transactional.id", "set by gate-proxy; use gate.transactional.id"},
+        {"group.id", "set by gate-proxy; use gate.group.id"},
+        {"enable.auto.commit",
+         "set by gate-proxy (false): offsets are committed inside each transaction"},
+        {"isolation.level", "set by gate-proxy (read_committed)"},
+        {"enable.idempotence",
+         "set by gate-proxy (true): transactions and ordered retries need it"},
+        {"auto.offset.reset", "set by gate-proxy; use gate.source.start"},
+};
+
+#define N_RESERVED (sizeof(reserved) / sizeof(reserved[0]))
+
+size_t gp_conf_n_keys(void) {
+        return N_PROPS;
+}
+
+const char *gp_conf_key_name(size_t i) {
+        return i < N_PROPS ? props[i].name : NULL;
+}
+
+static const prop_t *find_prop(const char *name) {
+        for (size_t i = 0; i < N_PROPS; i++)
+                if (strcmp(props[i].name, name) == 0)
+                        return &props[i];
+        return NULL;
+}
+
+static const char *find_reserved(const char *kname) {
+        for (size_t i = 0; i < N_RESERVED; i++)
+                if (strcmp(reserved[i].name, kname) == 0)
+                        return reserved[i].reason;
+        return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Setting one key                                                     */
+
+/* "expected an integer between 10 and 60000 ms" */
+static void int_reason(const prop_t *p, char *buf, size_t len) {
+        if (p->minus1)
+                snprintf(buf, len,
+                         "expected -1 (broker default) or an integer between %lld and %lld",
+                         (long long)p->min, (long long)p->max);
+        else
+                snprintf(buf, len, "expected an integer between %lld and %lld%s",
+                         (long long)p->min, (long long)p->max,
+                         p->type == PT_MS ? " ms" : "");
+}
+
+static void enum_reason(const prop_t *p, char *buf, size_t len) {
+        size_t o = (size_t)snprintf(buf, len, "expected one of ");
+        for (int i = 0; p->words[i] && o < len; i++)
+                o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
+                                      p->words[i]);
+}
+
+static void store_str(gp_conf_t *conf, const prop_t *p, const char *value) {
+        char **slot = (char **)(void *)((char *)conf + p->off);
+        free(*slot);
+        *slot = xstrdup(value);
+}
+
+/* Parses and stores value; -1 with a reason (no origin, no key) in why. */
+static int prop_set(gp_conf_t *conf, const prop_t *p, const char *value, char *why,
+                    size_t whylen) {
+        int64_t v;
+        const char *perr;
+        switch (p->type) {
+        case PT_STR:
+                if (p->check(value, why, whylen) != 0)
+                        return -1;
+                store_str(conf, p, value);
+                return 0;
+        case PT_BOOL: {
+                bool b;
+                if (strcmp(value, "true") == 0)
+                        b = true;
+                else if (strcmp(value, "false") == 0)
+                        b = false;
+                else
+                        return seterr(why, whylen, "expected true or false");
+                assert(p->size == sizeof b);
+                memcpy((char *)conf + p->off, &b, sizeof b);
+                return 0;
+        }
+        case PT_INT:
+        case PT_MS:
+                if (gp_parse_i64(value, strlen(value), &v, &perr) != 0 ||
+                    !((v >= p->min && v <= p->max) || (p->minus1 && v == -1))) {
+                        int_reason(p, why, whylen);
+                        return -1;
+                }
+                if (p->size == sizeof(int64_t)) {
+                        memcpy((char *)conf + p->off, &v, sizeof v);
+                } else {
+                        int iv = (int)v; /* the bounds keep it in range */
+                        assert(p->size == sizeof iv);
+                        memcpy((char *)conf + p->off, &iv, sizeof iv);
+                }
+                return 0;
+        case PT_ENUM:
+                for (int i = 0; p->words[i]; i++) {
+                        if (strcmp(p->words[i], value) != 0)
+                                continue;
+                        if (p->set_enum)
+                                p->set_enum(conf, i);
+                        else
+                                store_str(conf, p, value);
+                        return 0;
+                }
+                enum_reason(p, why, whylen);
+                return -1;
+        }
+        return seterr(why, whylen, "internal error: unknown type");
+}
+
+/* Optimal string alignment distance (a swap of two neighbours costs 1).
+ * b is a table key, shorter than 64 bytes. */
+static size_t edit_distance(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b);
+        size_t r0[64] = {0}, r1[64], r2[64];
+        if (lb >= 64)
+                return SIZE_MAX;
+        for (size_t j = 0; j <= lb; j++)
+                r1[j] = j;
+        for (size_t i = 1; i <= la; i++) {
+                r2[0] = i;
+                for (size_t j = 1; j <= lb; j++) {
+                        size_t cost = a[i - 1] != b[j - 1];
+                        size_t d = r1[j] + 1;
+                        if (r2[j - 1] + 1 < d)
+                                d = r2[j - 1] + 1;
+                        if (r1[j - 1] + cost < d)
+                                d = r1[j - 1] + cost;
+                        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                            r0[j - 2] + 1 < d)
+                                d = r0[j - 2] + 1;
+                        r2[j] = d;
+                }
+                memcpy(r0, r1, sizeof r0);
+                memcpy(r1, r2, sizeof r1);
+        }
+        return r1[lb];
+}
+
+/* The closest table key: same letters in another case, edit distance <= 2,
+ * or one a prefix of the other (the shorter at least 6 bytes; the closer
+ * in length wins, so gate.lateness suggests gate.lateness.ms, not
+ * gate.late). Ties go to the earlier key in the table. */
+static const char *suggest(const char *key) {
+        size_t klen = strlen(key), best_score = SIZE_MAX;
+        const char *best = NULL;
+        for (size_t i = 0; i < N_PROPS; i++) {
+                const char *name = props[i].name;
+                size_t nlen = strlen(name), score = SIZE_MAX;
+                size_t shorter = klen < nlen ? klen : nlen;
+                if (strcasecmp(key, name) == 0)
+                        score = 0;
+                else if ((klen > nlen ? klen - nlen : nlen - klen) <= 2 &&
+                         edit_distance(key, name) <= 2)
+                        score = edit_distance(key, name);
+                else if (shorter >= 6 && strncmp(key, name, shorter) == 0)
+                        score = 3 + (klen > nlen ? klen - nlen : nlen - klen);
+                if (score < best_score) {
+                        best_score = score;
+                        best = name;
+                }
+        }
+        return best;
+}
+
+static int set_kafka(gp_conf_t *conf, const char *key, const char *value,
+                     const char *origin, char *err, size_t errlen) {
+        const char *kname = key + KAFKA_PREFIX_LEN;
+        const char *reason;
+        char b[80];
+        if (*kname == '\0')
+                return seterr(err, errlen,
+                              "%s: %s: expected a librdkafka property after kafka., e.g. "
+                              "kafka.bootstrap.servers",
+                              origin, key);
+        if ((reason = find_reserved(kname)))
+                return seterr(err, errlen, "%s: %s: %s", origin, key, reason);
+        for (const char *p = kname; *p; p++)
+                if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+                        return seterr(err, errlen,
+                                      "%s: %s: expected a librdkafka property name "
+                                      "(printable, no spaces)",
+                                      origin, shown(key, strlen(key), b, sizeof b));
+        for (int i = 0; i < conf->n_kafka; i++) {
+                gp_conf_kv_t *kv = &conf->kafka[i];
+                if (strcmp(kv->key, kname) != 0)
+                        continue;
+                free(kv->value);
+                free(kv->origin);
+                kv->value = xstrdup(value);
+                kv->origin = xstrdup(origin);
+                return 0;
+        }
+        if (conf->n_kafka >= GP_CONF_MAX_KAFKA)
+                return seterr(err, errlen, "%s: %s: more than %d kafka.* keys", origin, key,
+                              GP_CONF_MAX_KAFKA);
+        gp_conf_kv_t *grown =
+                realloc(conf->kafka, (size_t)(conf->n_kafka + 1) * sizeof *conf->kafka);
+        if (!grown)
+                abort();
+        conf->kafka = grown;
+        grown[conf->n_kafka].key = xstrdup(kname);
+        grown[conf->n_kafka].value = xstrdup(value);
+        grown[conf->n_kafka].origin = xstrdup(origin);
+        conf->n_kafka++;
+        return 0;
+}
+
+int gp_conf_set(gp_conf_t *conf, const char *key, const char *value, const char *origin,
+                char *err, size_t errlen) {
+        const prop_t *p;
+        char why[512], b[80];
+        if (!origin)
+                origin = "-X";
+        if (!key || !value)
+                return seterr(err, errlen, "%s: expected key=value", origin);
+        if (strncmp(key, KAFKA_PREFIX, KAFKA_PREFIX_LEN) == 0)
+                return set_kafka(conf, key, value, origin, err, errlen);
+        p = find_prop(key);
+        if (!p) {
+                const char *near = suggest(key);
+                const char *k = shown(key, strlen(key), b, sizeof b);
+                if (near)
+                        return seterr(err, errlen, "%s: %s: unknown key; did you mean %s?",
+                                      origin, k, near);
+                if (strncmp(key, "gate.", 5) != 0 && strncmp(key, "control.", 8) != 0 &&
+                    strncmp(key, "log.", 4) != 0)
+                        return seterr(err, errlen,
+                                      "%s: %s: unknown key (librdkafka properties are "
+                                      "written kafka.<property>)",
+                                      origin, k);
+                return seterr(err, errlen,
+                              "%s: %s: unknown key; gate-proxy --list-config lists every key",
+                              origin, k);
+        }
+        if (prop_set(conf, p, value, why, sizeof why) != 0) {
+                bool quoted = value[0] == '"' || value[0] == '\'';
+                return seterr(err, errlen, "%s: %s: %s%s", origin, key, why,
+                              quoted ? " (write values without quotes)" : "");
+        }
+        return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Files                                                               */
+
+int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size_t len,
+                        char *err, size_t errlen) {
+        char line[GP_CONF_MAX_LINE + 1];
+        char origin[600], b[80];
+        size_t pos = 0;
+        unsigned long lineno = 0;
+        if (!name)
+                name = "(buffer)";
+        if (len > GP_CONF_MAX_FILE)
+                return seterr(err, errlen, "%s: file is larger than 1 MiB (%d bytes)", name,
+                              GP_CONF_MAX_FILE);
+        if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) /* UTF-8 byte order mark */
+                pos = 3;
+        while (pos < len) {
+                const char *start = buf + pos;
+                const char *nl = memchr(start, '\n', len - pos);
+                size_t n = nl ? (size_t)(nl - start) : len - pos;
+                pos += n + (nl ? 1 : 0);
+                lineno++;
+                snprintf(origin, sizeof origin, "%s:%lu", name, lineno);
+                if (n > GP_CONF_MAX_LINE)
+                        return seterr(err, errlen, "%s: line is longer than %d bytes", origin,
+                                      GP_CONF_MAX_LINE);
+                if (memchr(start, '\0', n))
+                        return seterr(err, errlen, "%s: line contains a NUL byte", origin);
+                memcpy(line, start, n);
+                line[n] = '\0';
+
+                char *s = line, *e = line + n;
+                while (s < e && is_space(*s))
+                        s++;
+                while (e > s && is_space(e[-1]))
+                        e--;
+                *e = '\0';
+                if (s == e || *s == '#')
+                        continue;
+                char *eq = strchr(s, '=');
+                char *ke = eq;
+                while (ke && ke > s && is_space(ke[-1]))
+                        ke--;
+                if (!eq || ke == s)
+                        return seterr(err, errlen, "%s: %s: expected key=value", origin,
+                                      shown(s, (size_t)(e - s), b, sizeof b));
+                *ke = '\0';
+                char *v = eq + 1;
+                while (*v && is_space(*v))
+                        v++;
+                if (gp_conf_set(conf, s, v, origin, err, errlen) != 0)
+                        return -1;
+        }
+        return 0;
+}
+
+int gp_conf_load_file(gp_conf_t *conf, const char *path, char *err, size_t errlen) {
+        FILE *f = fopen(path, "rb");
+        char *buf;
+        size_t n;
+        int rc;
+        if (!f)
+                return seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        /* One byte more than allowed tells a file that is too big. */
+        buf = malloc((size_t)GP_CONF_MAX_FILE + 1);
+        if (!buf)
+                abort();
+        n = fread(buf, 1, (size_t)GP_CONF_MAX_FILE + 1, f);
+        if (ferror(f)) {
+                int e = errno;
+                fclose(f);
+                free(buf);
+                return seterr(err, errlen, "%s: cannot read: %s", path, strerror(e));
+        }
+        fclose(f);
+        rc = gp_conf_load_buffer(conf, path, buf, n, err, errlen);
+        free(buf);
+        return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* init, destroy                                                       */
+
+void gp_conf_init(gp_conf_t *conf) {
+        char why[256];
+        memset(conf, 0, sizeof *conf);
+        for (size_t i = 0; i < N_PROPS; i++) {
+                if (!props[i].def)
+                        continue;
+                if (prop_set(conf, &props[i], props[i].def, why, sizeof why) != 0) {
+                        /* A default the table itself refuses: a bug here. */
+                        fprintf(stderr, "gate-proxy: bad default of %s: %s\n",
+                                props[i].name, why);
+                        abort();
+                }
+        }
+}
+
+static void free_topics(gp_conf_t *conf) {
+        for (int i = 0; i < conf->n_topics; i++) {
+                free(conf->topics[i]);
+                conf->topics[i] = NULL;
+        }
+        conf->n_topics = 0;
+}
+
+void gp_conf_destroy(gp_conf_t *conf) {
+        if (!conf)
+                return;
+        for (size_t i = 0; i < N_PROPS; i++) {
+                const prop_t *p = &props[i];
+                if (p->type == PT_STR || (p->type == PT_ENUM && !p->set_enum)) {
+                        char **slot = (char **)(void *)((char *)conf + p->off);
+                        free(*slot);
+                        *slot = NULL;
+                }
+        }
+        free_topics(conf);
+        for (int i = 0; i < conf->n_kafka; i++) {
+                free(conf->kafka[i].key);
+                free(conf->kafka[i].value);
+                free(conf->kafka[i].origin);
+        }
+        free(conf->kafka);
+        memset(conf, 0, sizeof *conf);
+}
+
+/* ------------------------------------------------------------------ */
+/* finalize                                                            */
+
+int gp_conf_topic_name(const gp_conf_t *conf, const char *tmpl, const char *topic, char *buf,
+                       size_t len) {
+        size_t o = 0;
+        if (!buf || len == 0)
+                return -1;
+        buf[0] = '\0';
+        if (!tmpl)
+                return -1;
+        for (const char *p = tmpl; *p;) {
+                const char *rep = NULL;
+                size_t skip = 0;
+                if (strncmp(p, "{topic}", 7) == 0) {
+                        rep = topic;
+                        skip = 7;
+                } else if (strncmp(p, "{pipeline}", 10) == 0) {
+                        rep = conf ? conf->pipeline : NULL;
+                        skip = 10;
+                }
+                if (skip) {
+                        size_t n;
+                        if (!rep)
+                                goto fail;
+                        n = strlen(rep);
+                        if (n >= len - o)
+                                goto fail;
+                        memcpy(buf + o, rep, n);
+                        o += n;
+                        p += skip;
+                } else {
+                        if (len - o < 2)
+                                goto fail;
+                        buf[o++] = *p++;
+                }
+        }
+        buf[o] = '\0';
+        return 0;
+fail:
+        buf[0] = '\0';
+        return -1;
+}
+
+/* Replaces {pipeline} in *slot, and checks the result's length. */
+static int expand_pipeline(gp_conf_t *conf, char **slot, const char *key, size_t max,
+                           char *err, size_t errlen) {
+        char buf[1024];
+        if (gp_conf_topic_name(conf, *slot, NULL, buf, sizeof buf) != 0 ||
+            strlen(buf) > max)
+                return seterr(err, errlen, "%s: longer than %zu characters once {pipeline} "
+                                           "is replaced",
+                              key, max);
+        free(*slot);
+        *slot = xstrdup(buf);
+        return 0;
+}
+
+typedef struct {
+        char name[TOPIC_MAX + 1];
+} tname_t;
+
+/* The colour topics of every source topic: valid, distinct from each
+ * other, from the source topics and from the dead-letter topic. A clash
+ * would route a record back into a source or mix the two jobs' inputs. */
+static int check_colour_names(const gp_conf_t *conf, char *err, size_t errlen) {
+        static const char *const keys[2] = {"gate.topic.blue", "gate.topic.green"};
+        static const char *const colours[2] = {"blue", "green"};
+        const char *tmpls[2] = {conf->topic_blue, conf->topic_green};
+        int n = conf->n_topics, rc = -1;
+        tname_t *names = calloc((size_t)(2 * n) + 1, sizeof *names);
+        char big[1024];
+        if (!names)
+                abort();
+        for (int c = 0; c < 2; c++) {
+                for (int i = 0; i < n; i++) {
+                        if (gp_conf_topic_name(conf, tmpls[c], conf->topics[i], big,
+                                               sizeof big) != 0 ||
+                            strlen(big) > TOPIC_MAX) {
+                                seterr(err, errlen,
+                                       "%s: the name for topic %s is longer than %d "
+                                       "characters",
+                                       keys[c], conf->topics[i], TOPIC_MAX);
+                                goto out;
+                        }
+                        if (!topic_name_ok(big, strlen(big))) {
+                                seterr(err, errlen, "%s: \"%s\" is not a valid topic name",
+                                       keys[c], big);
+                                goto out;
+                        }
+                        memcpy(names[c * n + i].name, big, strlen(big) + 1);
+                }
+        }
+        for (int a = 0; a < 2 * n; a++) {
+                const char *name = names[a].name;
+                int ca = a / n, ia = a % n;
+                for (int j = 0; j < n; j++) {
+                        if (strcmp(name, conf->topics[j]) == 0) {
+                                seterr(err, errlen,
+                                       "%s: \"%s\" (for %s) is also a source topic", keys[ca],
+                                       name, conf->topics[ia]);
+                                goto out;
+                        }
+                }
+                if (strcmp(name, conf->dlq_topic) == 0) {
+                        seterr(err, errlen,
+                               "gate.dlq.topic: \"%s\" is also the %s topic of %s", name,
+                               colours[ca], conf->topics[ia]);
+                        goto out;
+                }
+                for (int b = 0; b < a; b++) {
+                        if (strcmp(name, names[b].name) == 0) {
+                                seterr(err, errlen,
+                                       "%s: \"%s\" (for %s) is also the %s topic of %s",
+                                       keys[ca], name, conf->topics[ia], colours[b / n],
+                                       conf->topics[b % n]);
+                                goto out;
+                        }
+                }
+        }
+        rc = 0;
+out:
+        free(names);
+        return rc;
+}
+
+int gp_conf_finalize(gp_conf_t *conf, char *err, size_t errlen) {
+        char why[512];
+        const gp_conf_kv_t *servers = NULL;
+
+        /* Required keys, in table order. */
+        for (size_t i = 0; i < N_PROPS; i++) {
+                const prop_t *p = &props[i];
+                if (p->def)
+                        continue;
+                if (!*(char **)(void *)((char *)conf + p->off))
+                        return seterr(err, errlen,
+                                      "%s: required key is not set (e.g. %s=%s)", p->name,
+                                      p->name, p->example);
+        }
+        for (int i = 0; i < conf->n_kafka; i++) {
+                const char *reason = find_reserved(conf->kafka[i].key);
+                if (reason)
+                        return seterr(err, errlen, "kafka.%s: %s", conf->kafka[i].key,
+                                      reason);
+                if (strcmp(conf->kafka[i].key, "bootstrap.servers") == 0 ||
+                    strcmp(conf->kafka[i].key, "metadata.broker.list") == 0)
+                        servers = &conf->kafka[i];
+        }
+        if (!servers || servers->value[0] == '\0')
+                return seterr(err, errlen,
+                              "kafka.bootstrap.servers: required key is not set (e.g. "
+                              "kafka.bootstrap.servers=localhost:9092)");
+
+        /* Values may have been assigned directly, not through
+         * gp_conf_set: check the ones later code relies on again. */
+        if (!conf->topic_blue || !conf->topic_green || !conf->dlq_topic ||
+            !conf->transactional_id || !conf->group_id)
+                return seterr(err, errlen, "gp_conf_finalize: conf was not initialised");
+        if (check_pipeline(conf->pipeline, why, sizeof why) != 0)
+                return seterr(err, errlen, "gate.pipeline: %s", why);
+        if (check_colour_template(conf->topic_blue, why, sizeof why) != 0)
+                return seterr(err, errlen, "gate.topic.blue: %s", why);
+        if (check_colour_template(conf->topic_green, why, sizeof why) != 0)
+                return seterr(err, errlen, "gate.topic.green: %s", why);
+        if (strcmp(conf->topic_blue, conf->topic_green) == 0)
+                return seterr(err, errlen,
+                              "gate.topic.green: same as gate.topic.blue (\"%s\"); blue and "
+                              "green need different topics",
+                              conf->topic_green);
+        if (check_dlq_template(conf->dlq_topic, why, sizeof why) != 0)
+                return seterr(err, errlen, "gate.dlq.topic: %s", why);
+
+        /* Derived values. */
+        if (expand_pipeline(conf, &conf->transactional_id, "gate.transactional.id", ID_MAX,
+                            err, errlen) != 0 ||
+            expand_pipeline(conf, &conf->group_id, "gate.group.id", ID_MAX, err,
+                            errlen) != 0 ||
+            expand_pipeline(conf, &conf->dlq_topic, "gate.dlq.topic", TOPIC_MAX, err,
+                            errlen) != 0)
+                return -1;
+        if (!topic_name_ok(conf->dlq_topic, strlen(conf->dlq_topic)))
+                return seterr(err, errlen, "gate.dlq.topic: \"%s\" is not a valid topic name",
+                              conf->dlq_topic);
+        free_topics(conf);
+        if (split_topics(conf->source_topics_raw, conf->topics, &conf->n_topics, why,
+                         sizeof why) != 0) {
+                free_topics(conf); /* n_topics counts what was stored */
+                return seterr(err, errlen, "gate.source.topics: %s", why);
+        }
+        for (int i = 0; i < conf->n_topics; i++)
+                if (strcmp(conf->topics[i], conf->dlq_topic) == 0)
+                        return seterr(err, errlen,
+                                      "gate.dlq.topic: \"%s\" is also a source topic",
+                                      conf->dlq_topic);
+        return check_colour_names(conf, err, errlen);
+}
+
+/* ------------------------------------------------------------------ */
+/* Documents                                                           */
+
+/* What a key accepts, in words: "milliseconds, 10 to 60000". */
+static void type_text(const prop_t *p, char *buf, size_t len) {
+        switch (p->type) {
+        case PT_STR:
+                snprintf(buf, len, "%s", p->allowed);
+                return;
+        case PT_BOOL:
+                snprintf(buf, len, "true or false");
+                return;
+        case PT_INT:
+                if (p->minus1)
+                        snprintf(buf, len, "-1 (broker default) or an integer, %lld to %lld",
+                                 (long long)p->min, (long long)p->max);
+                else
+                        snprintf(buf, len, "integer, %lld to %lld", (long long)p->min,
+                                 (long long)p->max);
+                return;
+        case PT_MS:
+                snprintf(buf, len, "milliseconds, %lld to %lld", (long long)p->min,
+                         (long long)p->max);
+                return;
+        case PT_ENUM: {
+                size_t o = (size_t)snprintf(buf, len, "one of ");
+                for (int i = 0; p->words[i] && o < len; i++)
+                        o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
+                                              p->words[i]);
+                return;
+        }
+        }
+}
+
+/* Text for Markdown: '*' and '|' (emphasis, table cells) escaped. */
+static void md_text(FILE *out, const char *s) {
+        for (; *s; s++) {
+                if (*s == '*' || *s == '|')
+                        fputc('\\', out);
+                fputc(*s, out);
+        }
+}
+
+/* Markdown type text: the allowed words as code. */
+static void md_type(FILE *out, const prop_t *p) {
+        char buf[256];
+        if (p->type != PT_ENUM) {
+                type_text(p, buf, sizeof buf);
+                md_text(out, buf);
+                return;
+        }
+        fputs("one of ", out);
+        for (int i = 0; p->words[i]; i++)
+                fprintf(out, "%s`%s`", i ? ", " : "", p->words[i]);
+}
+
+static void md_default(FILE *out, const prop_t *p) {
+        if (p->def)
+                fprintf(out, "`%s`", p->def);
+        else
+                fputs("required", out);
+}
+
+void gp_conf_write_markdown(FILE *out) {
+        fputs("# gate-proxy configuration\n"
+              "\n"
+              "<!-- Generated from the key table in proxy/conf.c by "
+              "`gate-proxy --list-config`; edit the table, not this file. -->\n"
+              "\n"
+              "gate-proxy reads one configuration file of `key=value` lines. "
+              "Whitespace around the key and the value is ignored, lines whose first "
+              "character is `#` are comments, and blank lines are skipped. A value "
+              "is taken as written, up to the end of the line: it may contain `=` "
+              "and `#`, and is not quoted. A line may be 4096 bytes long, the file "
+              "1 MiB.\n"
+              "\n"
+              "`-X key=value` on the command line sets a key too, and wins over the "
+              "file. When a key is set twice, the later setting wins. An unknown "
+              "key, or a value outside what is allowed, stops gate-proxy at start "
+              "with an error such as\n"
+              "\n"
+              "```\n"
+              "/etc/gate-proxy/gate-proxy.conf:12: gate.delivery: expected one of "
+              "exactly-once, at-least-once\n"
+              "```\n"
+              "\n"
+              "Booleans are `true` or `false`. Integers and durations are plain "
+              "decimal numbers (durations in milliseconds, no unit suffix). In the "
+              "keys that allow them, `{pipeline}` is replaced by `gate.pipeline` and "
+              "`{topic}` by the name of a source topic.\n"
+              "\n"
+              "## librdkafka properties (`kafka.*`)\n"
+              "\n"
+              "Keys that start with `kafka.` are passed to librdkafka without the "
+              "prefix, in the order they were set: `kafka.bootstrap.servers=broker:9092` "
+              "sets librdkafka's `bootstrap.servers`, `kafka.security.protocol=SSL` its "
+              "`security.protocol`. See librdkafka's CONFIGURATION.md for the "
+              "properties. `kafka.bootstrap.servers` is required.\n"
+              "\n"
+              "gate-proxy sets these properties itself; setting them is an error:\n"
+              "\n"
+              "| Key | Reason |\n"
+              "|---|---|\n",
+              out);
+        for (size_t i = 0; i < N_RESERVED; i++)
+                fprintf(out, "| `kafka.%s` | %s |\n", reserved[i].name, reserved[i].reason);
+
+        fputs("\n## Summary\n\n| Key | Allowed | Default |\n|---|---|---|\n", out);
+        for (size_t i = 0; i < N_PROPS; i++) {
+                fprintf(out, "| [`%s`](#", props[i].name);
+                for (const char *c = props[i].name; *c; c++)
+                        if (*c != '.')
+                                fputc(*c, out);
+                fputs(") | ", out);
+                md_type(out, &props[i]);
+                fputs(" | ", out);
+                md_default(out, &props[i]);
+                fputs(" |\n", out);
+        }
+
+        for (size_t i = 0; i < N_PROPS; i++) {
+                const prop_t *p = &props[i];
+                if (p->section)
+                        fprintf(out, "\n## %s\n", p->section);
+                fprintf(out, "\n### `%s`\n\n", p->name);
+                md_text(out, p->desc);
+                fputs("\n\n- Allowed: ", out);
+                md_type(out, p);
+                fputs("\n- Default: ", out);
+                md_default(out, p);
+                if (!p->def)
+                        fprintf(out, " (e.g. `%s`)", p->example);
+                fputs("\n", out);
+        }
+}
+
+/* Writes text as '#' comment lines of at most `width` columns. */
+static void comment_wrapped(FILE *out, const char *text, size_t width) {
+        const char *p = text;
+        while (*p) {
+                size_t n = strlen(p), cut = n;
+                if (n > width - 2) {
+                        cut = width - 2;
+                        while (cut > 0 && p[cut] != ' ')
+                                cut--;
+                        if (cut == 0) /* one long word */
+                                for (cut = width - 2; p[cut] && p[cut] != ' '; cut++)
+                                        ;
+                }
+                fprintf(out, "# %.*s\n", (int)cut, p);
+                p += cut;
+                while (*p == ' ')
+                        p++;
+        }
+}
+
+void gp_conf_write_example(FILE *out) {
+        char type[256];
+        fputs("# gate-proxy example configuration, generated from proxy/conf.c\n"
+              "# (gate-proxy --example-config). Every key is listed with its default,\n"
+              "# commented out; the required keys have placeholder values to replace.\n"
+              "#\n"
+              "# One key=value per line; lines starting with # are comments. Values\n"
+              "# are not quoted. -X key=value on the command line wins over this file.\n"
+              "# Keys starting with kafka. go to librdkafka without the prefix.\n"
+              "# Reference: configs/CONFIGURATION.md.\n",
+              out);
+        for (size_t i = 0; i < N_PROPS; i++) {
+                const prop_t *p = &props[i];
+                if (p->section)
+                        fprintf(out, "\n## %s\n", p->section);
+                fputs("\n", out);
+                comment_wrapped(out, p->desc, 78);
+                type_text(p, type, sizeof type);
+                fprintf(out, "# Allowed: %s.\n", type);
+                if (p->def)
+                        fprintf(out, "#%s=%s\n", p->name, p->def);
+                else
+                        fprintf(out, "# Required.\n%s=%s\n", p->name, p->example);
+        }
+        fputs("\n## librdkafka (kafka.*)\n\n", out);
+        comment_wrapped(out,
+                        "Brokers to connect to, host:port separated by commas. Required. "
+                        "Any other librdkafka property can be set the same way, e.g. "
+                        "kafka.security.protocol=SSL.",
+                        78);
+        fputs("kafka.bootstrap.servers=localhost:9092\n\n", out);
+        char list[512];
+        size_t o = (size_t)snprintf(list, sizeof list, "Set by gate-proxy and refused here:");
+        for (size_t i = 0; i < N_RESERVED && o < sizeof list; i++)
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s kafka.%s", i ? "," : "",
+                                      reserved[i].name);
+        if (o < sizeof list - 1)
+                snprintf(list + o, sizeof list - o, ".");
+        comment_wrapped(out, list, 78);
+}

@@ -1,0 +1,71 @@
+/* proxy/control.h: where the blue/green ConfigMap lives, behind one API.
+ *
+ * Backends: a local file holding the ConfigMap JSON (control.file, the
+ * embedded default); the Kubernetes API comes later behind the same calls.
+ * The proxy reads the map between transactions and keeps the last good
+ * control; a bad map never replaces it, the error is kept for the status.
+ * Writes are compare-and-set on metadata.resourceVersion: on a conflict
+ * the map is read again and the write retried only while the map still
+ * describes the same transition. */
+#ifndef GP_PROXY_CONTROL_H
+#define GP_PROXY_CONTROL_H
+
+#include <stdbool.h>
+
+#include "gate/control.h"
+#include "k8s/configmap.h"
+
+typedef struct gp_ctl gp_ctl_t;
+
+enum {
+        GP_CTL_OK = 0,
+        GP_CTL_ERR = -1,
+        GP_CTL_CONFLICT = 1, /* resourceVersion moved (backend write) */
+        GP_CTL_DROPPED = 2,  /* not written: the map moved to another transition */
+};
+
+/* A backend: read the current document; write a patch (value NULL removes
+ * the key) if the document's resourceVersion is still expected_rv (NULL:
+ * no precondition). */
+typedef struct gp_ctl_ops {
+        /* GP_CTL_OK with *out (caller destroys) and *changed; with
+         * changed false *out may be NULL. force: read even if unchanged. */
+        int (*read)(void *be, bool force, gp_cm_t **out, bool *changed, char *err,
+                    size_t errlen);
+        int (*write)(void *be, const char *expected_rv, const gp_kv_t *patch, size_t n,
+                     char *err, size_t errlen);
+        void (*destroy)(void *be);
+        const char *(*describe)(void *be);
+} gp_ctl_ops_t;
+
+gp_ctl_t *gp_ctl_new(const gp_ctl_ops_t *ops, void *be);
+/* The file backend. */
+gp_ctl_t *gp_ctl_new_file(const char *path);
+void gp_ctl_destroy(gp_ctl_t *c);
+const char *gp_ctl_describe(const gp_ctl_t *c);
+
+/* Reads the map if it changed. Returns 1 when a new valid control is now
+ * current, 0 when nothing changed, -1 when the map is missing or invalid
+ * (the last good control stays current; gp_ctl_error says why). */
+int gp_ctl_poll(gp_ctl_t *c, bool force);
+/* The last good control, or NULL if there never was one. */
+const gp_control_t *gp_ctl_current(const gp_ctl_t *c);
+/* The reason the last read failed, or "" when it succeeded. */
+const char *gp_ctl_error(const gp_ctl_t *c);
+/* The last document read successfully (borrowed), or NULL. */
+const gp_cm_t *gp_ctl_document(const gp_ctl_t *c);
+
+/* Writes patch. base NULL: unconditional (status keys). Otherwise the
+ * write is dropped (GP_CTL_DROPPED) if the map no longer describes the
+ * transition base described. GP_CTL_OK, GP_CTL_DROPPED or GP_CTL_ERR. */
+int gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n, const gp_control_t *base,
+                 char *err, size_t errlen);
+
+/* File helpers shared with the CLI: read a document from a file; apply a
+ * patch under the file's lock (expected_rv NULL: no precondition;
+ * create_name: create the ConfigMap with that name if the file is absent). */
+gp_cm_t *gp_ctlfile_load(const char *path, char *err, size_t errlen);
+int gp_ctlfile_update(const char *path, const char *expected_rv, const gp_kv_t *patch,
+                      size_t n, const char *create_name, char *err, size_t errlen);
+
+#endif

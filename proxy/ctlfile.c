@@ -1,0 +1,208 @@
+/* proxy/ctlfile.c: the control backend for a local ConfigMap file.
+ *
+ * Change detection by stat (inode, size, mtime), so a poll costs one
+ * syscall. Writes take an exclusive flock on "<path>.lock", check the
+ * resourceVersion, bump it, write "<path>.tmp.<pid>", fsync and rename:
+ * a reader never sees a half-written file from us. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gate/timeparse.h"
+#include "proxy/control.h"
+
+typedef struct ctlfile {
+        char *path;
+        struct stat last;
+        bool seen;
+} ctlfile_t;
+
+static char *read_all(const char *path, size_t *len, char *err, size_t errlen) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        char *buf = NULL;
+        if (fd < 0) {
+                if (errno == ENOENT)
+                        snprintf(err, errlen,
+                                 "%s: not found (create it with `gate-proxy init --control %s`)",
+                                 path, path);
+                else
+                        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+                return NULL;
+        }
+        if (fstat(fd, &st) || st.st_size > GP_CM_MAX_BYTES) {
+                snprintf(err, errlen, "%s: larger than 1 MiB", path);
+                goto out;
+        }
+        if (!(buf = malloc((size_t)st.st_size + 1)))
+                goto out;
+        size_t got = 0;
+        while (got < (size_t)st.st_size) {
+                ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r <= 0)
+                        break;
+                got += (size_t)r;
+        }
+        buf[got] = '\0';
+        *len = got;
+out:
+        close(fd);
+        return buf;
+}
+
+gp_cm_t *gp_ctlfile_load(const char *path, char *err, size_t errlen) {
+        size_t len = 0;
+        char perr[300];
+        char *buf = read_all(path, &len, err, errlen);
+        if (!buf)
+                return NULL;
+        gp_cm_t *cm = gp_cm_parse(buf, len, perr, sizeof(perr));
+        if (!cm)
+                snprintf(err, errlen, "%s: %s", path, perr);
+        free(buf);
+        return cm;
+}
+
+static int f_read(void *be, bool force, gp_cm_t **out, bool *changed, char *err,
+                  size_t errlen) {
+        ctlfile_t *f = be;
+        struct stat st;
+        *out = NULL;
+        *changed = false;
+        if (stat(f->path, &st)) {
+                f->seen = false;
+                read_all(f->path, &(size_t){0}, err, errlen); /* for the message */
+                return GP_CTL_ERR;
+        }
+        if (!force && f->seen && st.st_ino == f->last.st_ino &&
+            st.st_size == f->last.st_size &&
+            st.st_mtim.tv_sec == f->last.st_mtim.tv_sec &&
+            st.st_mtim.tv_nsec == f->last.st_mtim.tv_nsec)
+                return GP_CTL_OK;
+        f->last = st;
+        f->seen = true;
+        if (!(*out = gp_ctlfile_load(f->path, err, errlen)))
+                return GP_CTL_ERR;
+        *changed = true;
+        return GP_CTL_OK;
+}
+
+static int write_file(const char *path, const char *text, char *err, size_t errlen) {
+        char tmp[4096 + 32];
+        snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) {
+                snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+                return -1;
+        }
+        size_t len = strlen(text), off = 0;
+        while (off < len) {
+                ssize_t w = write(fd, text + off, len - off);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0) {
+                        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+                        close(fd);
+                        unlink(tmp);
+                        return -1;
+                }
+                off += (size_t)w;
+        }
+        if (write(fd, "\n", 1) != 1 || fsync(fd) || close(fd) || rename(tmp, path)) {
+                snprintf(err, errlen, "%s: %s", path, strerror(errno));
+                unlink(tmp);
+                return -1;
+        }
+        return 0;
+}
+
+/* Applies patch to the file under the lock, if its resourceVersion is
+ * still expected_rv (or always, with expected_rv NULL). Creates the file
+ * when create_name is given and it does not exist. */
+static int locked_update(const char *path, const char *expected_rv, const gp_kv_t *patch,
+                         size_t n, const char *create_name, char *err, size_t errlen) {
+        char lockpath[4096 + 8];
+        snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
+        int lfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        int rc = GP_CTL_ERR;
+        if (lfd < 0) {
+                snprintf(err, errlen, "%s: %s", lockpath, strerror(errno));
+                return GP_CTL_ERR;
+        }
+        while (flock(lfd, LOCK_EX) && errno == EINTR)
+                ;
+        gp_cm_t *cm = NULL;
+        if (create_name && access(path, F_OK) != 0)
+                cm = gp_cm_new(create_name, NULL);
+        else
+                cm = gp_ctlfile_load(path, err, errlen);
+        if (!cm)
+                goto out;
+        if (expected_rv && strcmp(expected_rv, gp_cm_resource_version(cm))) {
+                rc = GP_CTL_CONFLICT;
+                goto out;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (gp_cm_set(cm, patch[i].key, patch[i].value)) {
+                        snprintf(err, errlen, "out of memory");
+                        goto out;
+                }
+        /* Every writer bumps the resourceVersion (an integer here). */
+        int64_t rv = 0;
+        const char *why, *cur = gp_cm_resource_version(cm);
+        if (gp_parse_i64(cur, strlen(cur), &rv, &why) || rv < 0)
+                rv = 0;
+        char rvs[24];
+        snprintf(rvs, sizeof(rvs), "%lld", (long long)rv + 1);
+        gp_cm_set_resource_version(cm, rvs);
+        char *text = gp_cm_render(cm);
+        if (text && write_file(path, text, err, errlen) == 0)
+                rc = GP_CTL_OK;
+        free(text);
+out:
+        gp_cm_destroy(cm);
+        flock(lfd, LOCK_UN);
+        close(lfd);
+        return rc;
+}
+
+int gp_ctlfile_update(const char *path, const char *expected_rv, const gp_kv_t *patch,
+                      size_t n, const char *create_name, char *err, size_t errlen) {
+        return locked_update(path, expected_rv, patch, n, create_name, err, errlen);
+}
+
+static int f_write(void *be, const char *expected_rv, const gp_kv_t *patch, size_t n,
+                   char *err, size_t errlen) {
+        ctlfile_t *f = be;
+        return locked_update(f->path, expected_rv, patch, n, NULL, err, errlen);
+}
+
+static void f_destroy(void *be) {
+        ctlfile_t *f = be;
+        if (f) {
+                free(f->path);
+                free(f);
+        }
+}
+
+static const char *f_describe(void *be) {
+        return ((ctlfile_t *)be)->path;
+}
+
+static const gp_ctl_ops_t file_ops = {f_read, f_write, f_destroy, f_describe};
+
+gp_ctl_t *gp_ctl_new_file(const char *path) {
+        ctlfile_t *f = calloc(1, sizeof(*f));
+        if (!f || !(f->path = strdup(path))) {
+                free(f);
+                return NULL;
+        }
+        return gp_ctl_new(&file_ops, f);
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gate-proxy needs, if any are missing.
+#   scripts/install-deps.sh build   libraries and tools to build and demo
+#   scripts/install-deps.sh test    also what the tests need (Criterion,
+#                                   clang for the fuzz targets, a JDK, Maven, kcat)
+# Idempotent: with everything present it only checks, and needs no network.
+set -euo pipefail
+
+what=${1:-build}
+pkgs=(build-essential cmake ninja-build pkg-config
+      librdkafka-dev libcjson-dev libcurl4-openssl-dev libavro-dev)
+if [ "$what" = test ]; then
+  pkgs+=(libcriterion-dev clang libclang-rt-14-dev kcat default-jdk-headless maven)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+# A JDK from elsewhere (for example a Temurin build) will do for the tests.
+if [ "$what" = test ] && command -v java >/dev/null && command -v mvn >/dev/null; then
+  kept=()
+  for p in "${missing[@]}"; do
+    case "$p" in default-jdk-headless|maven) ;; *) kept+=("$p") ;; esac
+  done
+  missing=("${kept[@]+"${kept[@]}"}")
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

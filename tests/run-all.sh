@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every test: the unit tests, then the integration tests once on a
+# Kafka 3.9 broker and once on a Kafka 4.x broker (tests/kafka/broker.sh).
+#   tests/run-all.sh BUILD_DIR
+# KAFKA_VERSIONS="3.9 4" selects the brokers (default: both).
+set -euo pipefail
+build=$(cd "${1:?usage: tests/run-all.sh BUILD_DIR}" && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
+broker=$top/tests/kafka/broker.sh
+versions=${KAFKA_VERSIONS:-3.9 4}
+failed=0
+
+echo "== unit tests"
+(cd "$build" && ctest -L unit --output-on-failure -j2) || failed=1
+
+for v in $versions; do
+  echo "== integration tests on Kafka $v"
+  export KAFKA_VERSION=$v
+  if ! "$broker" start; then
+    echo "broker $v did not start" >&2
+    failed=1
+    continue
+  fi
+  GP_BOOTSTRAP=$("$broker" bootstrap) || failed=1
+  export GP_BOOTSTRAP
+  (cd "$build" && ctest -L integration --output-on-failure) || failed=1
+  "$broker" stop || true
+done
+
+if [ $failed -ne 0 ]; then
+  echo "make test: FAILED" >&2
+  exit 1
+fi
+echo "make test: all passed"

@@ -1,0 +1,136 @@
+/* Tests of the control-file backend (proxy/ctlfile.c, proxy/control.c):
+ * change detection, last good state kept across bad documents, and the
+ * compare-and-set write that is dropped when the transition moved on. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proxy/control.h"
+
+static char dir[64], path[128];
+
+static void setup(void) {
+        snprintf(dir, sizeof(dir), "/tmp/gp-ctl-test.XXXXXX");
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/cm.json", dir);
+}
+
+static void teardown(void) {
+        char p[160];
+        unlink(path);
+        snprintf(p, sizeof(p), "%s.lock", path);
+        unlink(p);
+        rmdir(dir);
+}
+
+static void put(const char *text) {
+        char tmp[160];
+        snprintf(tmp, sizeof(tmp), "%s.w", path);
+        FILE *f = fopen(tmp, "w");
+        fputs(text, f);
+        fclose(f);
+        rename(tmp, path); /* a new inode: always seen as a change */
+}
+
+#define DOC(rv, active, stage, first)                                                  \
+        "{\"metadata\":{\"resourceVersion\":\"" rv "\"},\"data\":{"                     \
+        "\"active-deployment-type\":\"" active "\",\"stage\":\"" stage "\","           \
+        "\"is-first-deployment\":\"" first "\"}}"
+
+TestSuite(ctlfile, .init = setup, .fini = teardown);
+
+Test(ctlfile, missing_file_says_how_to_create_it) {
+        gp_ctl_t *c = gp_ctl_new_file(path);
+        cr_assert_eq(gp_ctl_poll(c, false), -1);
+        cr_assert_null(gp_ctl_current(c));
+        cr_assert(strstr(gp_ctl_error(c), "gate-proxy init"), "%s", gp_ctl_error(c));
+        gp_ctl_destroy(c);
+}
+
+Test(ctlfile, keeps_last_good_state) {
+        gp_ctl_t *c = gp_ctl_new_file(path);
+        put(DOC("1", "BLUE", "RUNNING", "true"));
+        cr_assert_eq(gp_ctl_poll(c, false), 1);
+        cr_assert_eq(gp_ctl_poll(c, false), 0, "unchanged file: no re-read");
+        cr_assert_eq(gp_ctl_current(c)->active, GP_BLUE);
+
+        const char *bads[] = {"garbage", "", DOC("2", "green", "RUNNING", "true"),
+                              DOC("3", "GREEN", "WARMING", "false"), "{\"data\":{"};
+        for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+                put(bads[i]);
+                cr_assert_eq(gp_ctl_poll(c, false), -1, "bad document %zu accepted", i);
+                cr_assert_not_null(gp_ctl_current(c));
+                cr_assert_eq(gp_ctl_current(c)->active, GP_BLUE, "state changed by %zu", i);
+                cr_assert_eq(gp_ctl_current(c)->stage, GP_STAGE_RUNNING);
+                cr_assert_neq(gp_ctl_error(c)[0], '\0');
+        }
+        put(DOC("4", "GREEN", "TRANSITIONING", "false"));
+        cr_assert_eq(gp_ctl_poll(c, false), 1);
+        cr_assert_str_eq(gp_ctl_error(c), "");
+        cr_assert_eq(gp_ctl_current(c)->active, GP_GREEN);
+        unlink(path);
+        cr_assert_eq(gp_ctl_poll(c, false), -1);
+        cr_assert_eq(gp_ctl_current(c)->active, GP_GREEN, "deleted file keeps state");
+        gp_ctl_destroy(c);
+}
+
+Test(ctlfile, writes_bump_resource_version) {
+        gp_ctl_t *c = gp_ctl_new_file(path);
+        char err[256];
+        put(DOC("7", "GREEN", "TRANSITIONING", "false"));
+        cr_assert_eq(gp_ctl_poll(c, false), 1);
+        gp_kv_t kv[] = {{"watermark-stage", "WATERMARK_SET"}, {"watermark-toggle-value", "1000"}};
+        gp_control_t base = *gp_ctl_current(c);
+        cr_assert_eq(gp_ctl_patch(c, kv, 2, &base, err, sizeof(err)), GP_CTL_OK, "%s", err);
+        cr_assert_str_eq(gp_cm_resource_version(gp_ctl_document(c)), "8");
+        cr_assert_eq(gp_ctl_current(c)->toggle, 1000);
+        gp_ctl_destroy(c);
+}
+
+Test(ctlfile, conflict_rereads_and_retries_same_transition) {
+        gp_ctl_t *c = gp_ctl_new_file(path);
+        char err[256];
+        put(DOC("1", "GREEN", "TRANSITIONING", "false"));
+        cr_assert_eq(gp_ctl_poll(c, false), 1);
+        gp_control_t base = *gp_ctl_current(c);
+        /* Another writer bumps the version without changing the transition. */
+        gp_kv_t other[] = {{"gate-proxy.heartbeat", "x"}};
+        cr_assert_eq(gp_ctlfile_update(path, NULL, other, 1, NULL, err, sizeof(err)), GP_CTL_OK);
+        gp_kv_t kv[] = {{"stage", "CLEAR_TO_TEARDOWN"}};
+        cr_assert_eq(gp_ctl_patch(c, kv, 1, &base, err, sizeof(err)), GP_CTL_OK, "%s", err);
+        cr_assert_eq(gp_ctl_current(c)->stage, GP_STAGE_CLEAR_TO_TEARDOWN);
+        cr_assert_str_eq(gp_cm_get(gp_ctl_document(c), "gate-proxy.heartbeat"), "x");
+        gp_ctl_destroy(c);
+}
+
+Test(ctlfile, conflict_with_new_transition_drops_the_write) {
+        gp_ctl_t *c = gp_ctl_new_file(path);
+        char err[256];
+        put(DOC("1", "GREEN", "TRANSITIONING", "false"));
+        cr_assert_eq(gp_ctl_poll(c, false), 1);
+        gp_control_t base = *gp_ctl_current(c);
+        /* The operator aborts meanwhile. */
+        gp_kv_t ab[] = {{"active-deployment-type", "BLUE"}, {"is-first-deployment", "true"},
+                        {"stage", "FAILING"}};
+        cr_assert_eq(gp_ctlfile_update(path, NULL, ab, 3, NULL, err, sizeof(err)), GP_CTL_OK);
+        gp_kv_t kv[] = {{"stage", "CLEAR_TO_TEARDOWN"}};
+        cr_assert_eq(gp_ctl_patch(c, kv, 1, &base, err, sizeof(err)), GP_CTL_DROPPED);
+        gp_cm_t *now = gp_ctlfile_load(path, err, sizeof(err));
+        cr_assert_str_eq(gp_cm_get(now, "stage"), "FAILING", "the abort must stand");
+        gp_cm_destroy(now);
+        gp_ctl_destroy(c);
+}
+
+Test(ctlfile, stale_expected_version_is_a_conflict) {
+        char err[256];
+        put(DOC("5", "BLUE", "RUNNING", "true"));
+        gp_kv_t kv[] = {{"stage", "FAILING"}};
+        cr_assert_eq(gp_ctlfile_update(path, "4", kv, 1, NULL, err, sizeof(err)),
+                     GP_CTL_CONFLICT);
+        cr_assert_eq(gp_ctlfile_update(path, "5", kv, 1, NULL, err, sizeof(err)), GP_CTL_OK);
+        gp_cm_t *now = gp_ctlfile_load(path, err, sizeof(err));
+        cr_assert_str_eq(gp_cm_resource_version(now), "6");
+        gp_cm_destroy(now);
+}
