@@ -1,0 +1,128 @@
+# tests/integration/lib.sh: shared steps of the integration tests, sourced
+# by each test. Needs GP_BOOTSTRAP (a real broker: tests/kafka/broker.sh) and
+# GP_BIN, GP_CHECK, GP_PRODUCE (set by ctest).
+set -euo pipefail
+
+: "${GP_BIN:?run through ctest}" "${GP_CHECK:?}" "${GP_PRODUCE:?}"
+if [ -z "${GP_BOOTSTRAP:-}" ]; then
+  echo "GP_BOOTSTRAP is not set: start a broker with tests/kafka/broker.sh start and" >&2
+  echo "export GP_BOOTSTRAP=\$(tests/kafka/broker.sh bootstrap), or run make test" >&2
+  exit 1
+fi
+
+RUN_ID=$(date +%s%N | tail -c 9)$$
+WORK=$(mktemp -d "/tmp/gp-it.XXXXXX")
+PROXY_PID=""
+trap 'finish_test' EXIT
+
+finish_test() {
+  local rc=$?
+  if [ -n "$PROXY_PID" ] && kill -0 "$PROXY_PID" 2>/dev/null; then
+    kill -9 "$PROXY_PID" 2>/dev/null || true
+  fi
+  if [ $rc -ne 0 ]; then
+    echo "--- last lines of the proxy log ($WORK/proxy.log):" >&2
+    tail -n 40 "$WORK/proxy.log" 2>/dev/null >&2 || true
+    echo "--- control map:" >&2
+    cat "$WORK/cm.json" 2>/dev/null >&2 || true
+  else
+    rm -rf "$WORK"
+  fi
+  exit $rc
+}
+
+say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
+fail() { say "FAIL: $*"; exit 1; }
+
+# write_conf NAME TOPIC [key=value...]: a proxy configuration in $WORK/NAME.conf
+write_conf() {
+  local name=$1 topic=$2; shift 2
+  {
+    echo "kafka.bootstrap.servers=$GP_BOOTSTRAP"
+    echo "gate.pipeline=it-$RUN_ID"
+    echo "gate.source.topics=$topic"
+    echo "gate.event-time=json:ts"
+    echo "gate.topics.create=true"
+    echo "gate.dlq.topic=$topic.dlq"
+    echo "gate.watermark.out-of-orderness.ms=200"
+    echo "gate.watermark.idle.ms=2000"
+    echo "control.file=$WORK/cm.json"
+    echo "kafka.transaction.timeout.ms=10000"
+    for kv in "$@"; do echo "$kv"; done
+  } > "$WORK/$name.conf"
+}
+
+# start_proxy NAME: runs the proxy in the background, log in $WORK/proxy.log
+start_proxy() {
+  "$GP_BIN" run -c "$WORK/$1.conf" >>"$WORK/proxy.log" 2>&1 &
+  PROXY_PID=$!
+  say "proxy started (pid $PROXY_PID)"
+}
+
+# stop_proxy: SIGTERM, then the exit code must be 0
+stop_proxy() {
+  kill -TERM "$PROXY_PID"
+  local rc=0
+  wait "$PROXY_PID" || rc=$?
+  PROXY_PID=""
+  [ $rc -eq 0 ] || fail "proxy exited $rc after SIGTERM (expected 0)"
+  say "proxy stopped cleanly"
+}
+
+kill_proxy() {
+  kill -9 "$PROXY_PID" 2>/dev/null || true
+  wait "$PROXY_PID" 2>/dev/null || true
+  PROXY_PID=""
+  say "proxy killed (SIGKILL)"
+}
+
+# key NAME: a data key of the control map ("" when absent)
+key() {
+  python3 - "$WORK/cm.json" "$1" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1])).get("data") or {}
+except Exception:
+    d = {}
+print(d.get(sys.argv[2], ""))
+PY
+}
+
+# routed: records the proxy has committed (blue + green + dlq, from its status)
+routed() {
+  echo $(( $(key gate-proxy.count.blue || echo 0) + $(key gate-proxy.count.green || echo 0) \
+         + $(key gate-proxy.count.dlq || echo 0) ))
+}
+
+# wait_for DESCRIPTION SECONDS COMMAND...: polls COMMAND every 0.2 s
+wait_for() {
+  local what=$1 secs=$2; shift 2
+  local end=$(( $(date +%s) + secs ))
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s)" -lt "$end" ] || fail "timed out after ${secs}s waiting for $what"
+    if [ -n "$PROXY_PID" ] && ! kill -0 "$PROXY_PID" 2>/dev/null; then
+      fail "the proxy died while waiting for $what"
+    fi
+    sleep 0.2
+  done
+}
+
+routed_is() { [ "$(routed)" -ge "$1" ]; }
+key_is() { [ "$(key "$1")" = "$2" ]; }
+
+# produce TOPIC COUNT START_ID [gp-produce options...]
+produce() {
+  local topic=$1 count=$2 start=$3; shift 3
+  "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$topic" --count "$count" \
+    --start-id "$start" --quiet "$@" >/dev/null
+}
+
+# check TOPIC [gp-check options...]: the checker must report all zeros
+check() {
+  local topic=$1; shift
+  local out
+  out=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$topic" --event-time json:ts "$@") \
+    || fail "checker: $out"
+  say "checker: $out"
+  CHECKED=$(sed -n 's/.*checked=\([0-9]*\).*/\1/p' <<<"$out")
+}
