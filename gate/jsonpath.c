@@ -491,7 +491,7 @@ int gp_jpath_compile(gp_jpath_t *p, const char *spec, char *err, size_t errlen) 
                         return compile_fail(p, err, errlen, "too many segments", i);
                 if (want_key) {
                         size_t ks = i;
-                        while (spec[i] && spec[i] != '.' && spec[i] != '[' && spec[i] != ']')
+                        while (spec[i] && !strchr(".[]", spec[i]))
                                 i++;
                         if (i == ks)
                                 return compile_fail(p, err, errlen,
@@ -523,8 +523,8 @@ int gp_jpath_compile(gp_jpath_t *p, const char *spec, char *err, size_t errlen) 
                         if (spec[i] == '\0')
                                 return compile_fail(p, err, errlen, "unterminated '['", i);
                         if (spec[is] == '0' && i - is > 1)
-                                return compile_fail(p, err, errlen, "index has a leading zero",
-                                                    is);
+                                return compile_fail(p, err, errlen,
+                                                    "index has a leading zero", is);
                         i++; /* ']' */
                         p->seg[p->nsegs].is_index = 1;
                         p->seg[p->nsegs].index = (uint32_t)v;

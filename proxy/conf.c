@@ -478,7 +478,7 @@ static const prop_t props[] = {
          .max = 86400000,
          FIELD(lateness_ms),
          .desc = "Allowed lateness after the cutoff: the old side is closed "
-                 "(CLEAR_TO_TEARDOWN) only when the watermark has passed T plus this. "
+                 "(CLEAR_TO_TEARDOWN) only when the watermark has reached T plus this. "
                  "Example: 30000 when the old job's windows accept records up to "
                  "30 s late."},
 
@@ -718,15 +718,15 @@ static const char *suggest(const char *key) {
         const char *best = NULL;
         for (size_t i = 0; i < N_PROPS; i++) {
                 const char *name = props[i].name;
-                size_t nlen = strlen(name), score = SIZE_MAX;
+                size_t nlen = strlen(name), score = SIZE_MAX, d;
                 size_t shorter = klen < nlen ? klen : nlen;
+                size_t diff = klen > nlen ? klen - nlen : nlen - klen;
                 if (strcasecmp(key, name) == 0)
                         score = 0;
-                else if ((klen > nlen ? klen - nlen : nlen - klen) <= 2 &&
-                         edit_distance(key, name) <= 2)
-                        score = edit_distance(key, name);
+                else if (diff <= 2 && (d = edit_distance(key, name)) <= 2)
+                        score = d;
                 else if (shorter >= 6 && strncmp(key, name, shorter) == 0)
-                        score = 3 + (klen > nlen ? klen - nlen : nlen - klen);
+                        score = 3 + diff;
                 if (score < best_score) {
                         best_score = score;
                         best = name;

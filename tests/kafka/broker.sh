@@ -73,12 +73,12 @@ PIDFILE="$DIR/kafka.pid"
 
 find_java() {
   local j=""
-  if [ -n "${JAVA:-}" ]; then j="$JAVA"
+  if [ -n "${JAVA:-}" ]; then j="$(command -v "$JAVA" 2>/dev/null || echo "$JAVA")"
   elif [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then j="$JAVA_HOME/bin/java"
   elif command -v java >/dev/null 2>&1; then j="$(command -v java)"
   elif [ -x /usr/bin/java ]; then j=/usr/bin/java
   fi
-  [ -n "$j" ] && [ -x "$j" ] || die "no java found: install a JDK 17 (apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
+  if [ -z "$j" ] || [ ! -x "$j" ]; then die "no java found: install a JDK 17 (apt-get install openjdk-17-jre-headless) or set JAVA_HOME"; fi
   local spec
   spec="$("$j" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')"
   case "$spec" in
@@ -115,7 +115,8 @@ ensure_jars() {
   rm -rf "$LIBS"
   mv "$tmp" "$LIBS"
   touch "$LIBS/.complete"
-  log "jars ready in $LIBS ($(ls "$LIBS"/*.jar | wc -l) jars, $((SECONDS - t0)) s)"
+  local jars=("$LIBS"/*.jar)
+  log "jars ready in $LIBS (${#jars[@]} jars, $((SECONDS - t0)) s)"
 }
 
 # ---- process ----------------------------------------------------------------
@@ -303,18 +304,18 @@ cmd_start() {
 
 # stop_dir DIR: stop the broker of DIR (if any) and remove what start made.
 stop_dir() {
-  local d="$1" pid i
+  local d="$1" pid
   if pid="$(running_pid "$d")"; then
     log "stopping Kafka (pid $pid, dir $d)..."
     kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 300); do
+    for _ in $(seq 1 300); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
     done
     if kill -0 "$pid" 2>/dev/null; then
       log "  still alive after 30 s, killing"
       kill -KILL "$pid" 2>/dev/null || true
-      for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     fi
     log "stopped"
   fi
