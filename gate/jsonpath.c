@@ -306,7 +306,7 @@ syntax:
  * *rc set to MISSING (the container's `closer` came instead) or an error.
  * The common scalars are handled here without the general skipper. */
 GP_HOT size_t skip_sibling(const char *d, size_t len, size_t i, int depth, char closer,
-                        gp_json_rc_t *rc) {
+                           gp_json_rc_t *rc) {
         if (i < len && d[i] == '"')
                 i = scan_string(d, len, i);
         else if (i < len && (CLS(d[i]) & C_DIG))
@@ -408,6 +408,8 @@ gp_json_rc_t gp_jpath_find(const gp_jpath_t *p, const char *doc, size_t len,
                 if (doc[i] == '{' && !p->seg[k].is_index) {
                         const char *key = p->seg[k].key;
                         const size_t keylen = p->seg[k].keylen;
+                        if (keylen >= GP_JPATH_MAX_KEY) /* not from gp_jpath_compile */
+                                return GP_JSON_ERR_MISSING;
                         i++;
                         SKIP_WS(doc, len, i);
                         if (i < len && doc[i] == '}')

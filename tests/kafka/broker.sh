@@ -7,6 +7,9 @@
 #   tests/kafka/broker.sh stop        stop it and delete its data dir
 #   tests/kafka/broker.sh status      "running ..." (exit 0) or "stopped" (exit 3)
 #   tests/kafka/broker.sh bootstrap   print 127.0.0.1:PORT
+#   tests/kafka/broker.sh restart [kill]  stop (SIGTERM, or SIGKILL) and start
+#                                     again on the same data
+#   tests/kafka/broker.sh freeze|thaw SIGSTOP / SIGCONT the broker
 #   tests/kafka/broker.sh version     print the resolved Kafka version
 #
 #   export GP_BOOTSTRAP="$(tests/kafka/broker.sh bootstrap)"
@@ -235,6 +238,42 @@ broker_answers() {
   fi
 }
 
+# launch JAVA T0 JVM_OPTS...: start the broker on the formatted data dir and
+# wait until it answers.
+launch() {
+  local java="$1" t0="$2" pid
+  shift 2
+  local jvm=("$@")
+  log "starting Kafka $VERSION on 127.0.0.1:$PORT (controller $CPORT, dir $DIR)..."
+  # setsid: the broker outlives this shell and its process group.
+  setsid "$java" "${jvm[@]}" -cp "$LIBS/*" kafka.Kafka "$DIR/server.properties" \
+    >"$DIR/logs/stdout.log" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$PIDFILE"
+
+  local deadline=$((SECONDS + START_TIMEOUT)) n=0
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log_tail
+      rm -f "$PIDFILE"
+      die "Kafka $VERSION exited during start-up (logs in $DIR/logs)"
+    fi
+    if grep -qs 'Kafka Server started' "$DIR/logs/server.log" && broker_answers; then
+      break
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log_tail
+      kill -9 "$pid" 2>/dev/null || true
+      rm -f "$PIDFILE"
+      die "Kafka $VERSION did not answer on 127.0.0.1:$PORT within ${START_TIMEOUT}s (logs in $DIR/logs)"
+    fi
+    n=$((n + 1))
+    [ $((n % 5)) -eq 0 ] && log "  waiting for the broker... $((SECONDS - t0)) s"
+    sleep 1
+  done
+  log "Kafka $VERSION up on 127.0.0.1:$PORT (pid $pid, $((SECONDS - t0)) s)"
+}
+
 cmd_start() {
   local pid
   if pid="$(running_pid "$DIR")"; then
@@ -272,34 +311,7 @@ cmd_start() {
     die "kafka.tools.StorageTool format failed"
   fi
 
-  log "starting Kafka $VERSION on 127.0.0.1:$PORT (controller $CPORT, dir $DIR)..."
-  # setsid: the broker outlives this shell and its process group.
-  setsid "$java" "${jvm[@]}" -cp "$LIBS/*" kafka.Kafka "$DIR/server.properties" \
-    >"$DIR/logs/stdout.log" 2>&1 </dev/null &
-  pid=$!
-  echo "$pid" >"$PIDFILE"
-
-  local deadline=$((SECONDS + START_TIMEOUT)) n=0
-  while :; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      log_tail
-      rm -f "$PIDFILE"
-      die "Kafka $VERSION exited during start-up (logs in $DIR/logs)"
-    fi
-    if grep -qs 'Kafka Server started' "$DIR/logs/server.log" && broker_answers; then
-      break
-    fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      log_tail
-      kill -9 "$pid" 2>/dev/null || true
-      rm -f "$PIDFILE"
-      die "Kafka $VERSION did not answer on 127.0.0.1:$PORT within ${START_TIMEOUT}s (logs in $DIR/logs)"
-    fi
-    n=$((n + 1))
-    [ $((n % 5)) -eq 0 ] && log "  waiting for the broker... $((SECONDS - t0)) s"
-    sleep 1
-  done
-  log "Kafka $VERSION up on 127.0.0.1:$PORT (pid $pid, $((SECONDS - t0)) s)"
+  launch "$java" "$t0" "${jvm[@]}"
 }
 
 # stop_dir DIR: stop the broker of DIR (if any) and remove what start made.
@@ -353,10 +365,46 @@ cmd_status() {
   return 3
 }
 
+
+# restart [kill]: stop the running broker (SIGTERM, or SIGKILL with "kill")
+# and start it again on the same data: a broker outage while clients run.
+cmd_restart() {
+  local pid java t0=$SECONDS
+  pid="$(running_pid "$DIR")" || die "Kafka $VERSION is not running"
+  if [ "${1:-}" = kill ]; then kill -KILL "$pid"; else kill -TERM "$pid"; fi
+  for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid"; sleep 0.5; }
+  log "broker stopped (pid $pid); starting it again"
+  rm -f "$PIDFILE"
+  java="$(find_java)"
+  local logopt
+  if [ "$MAJOR" -ge 4 ]; then
+    logopt="-Dlog4j2.configurationFile=$DIR/log4j2.xml"
+  else
+    logopt="-Dlog4j.configuration=file:$DIR/log4j.properties"
+  fi
+  mv "$DIR/logs/server.log" "$DIR/logs/server.log.$(date +%s)" 2>/dev/null || true
+  # shellcheck disable=SC2206
+  local jvm=(-Xms128m "-Xmx$HEAP" ${GP_KAFKA_JVM_OPTS:--XX:+UseSerialGC -XX:TieredStopAtLevel=1}
+             -Djava.awt.headless=true "-Dkafka.logs.dir=$DIR/logs" "$logopt")
+  launch "$java" "$t0" "${jvm[@]}"
+}
+
+# freeze / thaw: SIGSTOP / SIGCONT the broker (a hung broker).
+cmd_signal() {
+  local pid
+  pid="$(running_pid "$DIR")" || die "Kafka $VERSION is not running"
+  kill "-$1" "$pid"
+  log "sent SIG$1 to Kafka $VERSION (pid $pid)"
+}
+
 case "${1:-}" in
   start)     cmd_start ;;
   stop)      cmd_stop ;;
   status)    cmd_status ;;
+  restart)   cmd_restart "${2:-}" ;;
+  freeze)    cmd_signal STOP ;;
+  thaw)      cmd_signal CONT ;;
   bootstrap) echo "127.0.0.1:$PORT" ;;
   version)   echo "$VERSION" ;;
   -h|--help|help) usage ;;

@@ -434,3 +434,19 @@ Test(jsonpath, deep_value_span) {
         cr_assert_eq(v.len, 2 * (GP_JSON_MAX_DEPTH - 1));
         cr_assert_eq(v.ptr, buf + 5);
 }
+
+/* A path object not made by gp_jpath_compile is a miss, never a crash. */
+Test(jsonpath, hand_built_path) {
+        static const char doc[] = "{\"a\":1}";
+        gp_jpath_t p;
+        gp_jval_t v;
+        cr_assert_eq(gp_jpath_compile(&p, "a", NULL, 0), 0);
+        cr_assert_eq(gp_jpath_find(&p, doc, sizeof doc - 1, &v), GP_JSON_OK);
+        p.nsegs = 0;
+        cr_assert_eq(gp_jpath_find(&p, doc, sizeof doc - 1, &v), GP_JSON_ERR_MISSING);
+        p.nsegs = GP_JPATH_MAX_SEGS + 1;
+        cr_assert_eq(gp_jpath_find(&p, doc, sizeof doc - 1, &v), GP_JSON_ERR_MISSING);
+        p.nsegs = 1;
+        p.seg[0].keylen = 200;
+        cr_assert_eq(gp_jpath_find(&p, doc, sizeof doc - 1, &v), GP_JSON_ERR_MISSING);
+}
