@@ -120,17 +120,6 @@ int gp_control_parse(gp_control_t *out, const gp_kv_t *kv, size_t n, char *err,
         return 0;
 }
 
-static int stage_rank(gp_stage_t s) {
-        switch (s) {
-        case GP_STAGE_INITIALIZING: return 0;
-        case GP_STAGE_TRANSITIONING: return 1;
-        case GP_STAGE_CLEAR_TO_TEARDOWN: return 2;
-        case GP_STAGE_RUNNING: return 3;
-        default: return 4; /* FAILING: past everything */
-        }
-}
-
 bool gp_control_same_transition(const gp_control_t *a, const gp_control_t *b) {
-        return a->active == b->active && a->is_first == b->is_first &&
-               stage_rank(b->stage) <= stage_rank(a->stage);
+        return a->active == b->active && a->is_first == b->is_first && a->stage == b->stage;
 }

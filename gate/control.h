@@ -59,9 +59,9 @@ int gp_control_parse(gp_control_t *out, const gp_kv_t *kv, size_t n, char *err,
                      size_t errlen);
 
 /* True when b still describes the transition a described: same active
- * colour, same first-deployment flag, and b's stage not moved past a's
- * (INITIALIZING < TRANSITIONING < CLEAR_TO_TEARDOWN < RUNNING). A write
- * planned from a is dropped unless this holds for the map read back. */
+ * colour, same first-deployment flag and the same stage. A write planned
+ * from a is dropped unless this holds for the map read back: the map has
+ * moved on (or back: the operator rewrote it for a new deployment). */
 bool gp_control_same_transition(const gp_control_t *a, const gp_control_t *b);
 
 #endif

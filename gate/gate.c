@@ -72,8 +72,9 @@ void gp_gate_from_control(gp_gate_t *g, const gp_control_t *c, int64_t now) {
         case GP_STAGE_RUNNING:
                 g->phase = has_t ? GP_PHASE_CLOSED : GP_PHASE_STEADY;
                 break;
-        case GP_STAGE_FAILING:
+        case GP_STAGE_FAILING: /* a failed roll to active: the other colour stays */
                 g->phase = GP_PHASE_STEADY;
+                g->new_c = gp_colour_other(c->active);
                 break;
         }
         if (g->phase == GP_PHASE_STEADY)
@@ -144,6 +145,7 @@ static int64_t sat_sub(int64_t a, int64_t b) {
 void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_conf_t *c,
                        int64_t now, gp_wm_view_t *out) {
         int64_t wm_active = INT64_MAX, wm_any = GP_TS_NONE, hi_max = GP_TS_NONE;
+        int64_t last = GP_TS_NONE;
         bool any_active = false, unknown = false;
 
         for (size_t i = 0; i < n; i++) {
@@ -156,6 +158,8 @@ void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_co
                 }
                 if (p->hi > hi_max)
                         hi_max = p->hi;
+                if (p->last_wall > last)
+                        last = p->last_wall;
                 if (wm > wm_any)
                         wm_any = wm;
                 if (sat_sub(now, p->last_wall) >= c->idle_ms)
@@ -168,6 +172,7 @@ void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_co
         }
         out->hi_max = hi_max;
         out->all_idle = !any_active;
+        out->last_record = last;
         out->drained = true;
         if (!any_active)
                 out->wm = wm_any; /* everything quiet: the furthest time seen */
@@ -222,6 +227,7 @@ static int apply_control(gp_gate_t *g, gp_part_t *const *parts, size_t n,
                         out->events |= GP_EV_ABORTED;
                 } else {
                         set_phase(g, GP_PHASE_STEADY);
+                        g->cutoff = g->cutoff_wall = GP_TS_NONE; /* no split to count */
                         out->events |= GP_EV_OWNER;
                 }
                 g->old_c = g->new_c = c->active;
@@ -229,16 +235,17 @@ static int apply_control(gp_gate_t *g, gp_part_t *const *parts, size_t n,
         }
 
         if (mid) {
-                if (c->active == g->new_c)
+                if (c->active == g->new_c && c->stage != GP_STAGE_FAILING)
                         return 0; /* the same transition goes on */
-                /* Rolled back to the old colour before the close: abort. */
+                /* The roll to new_c failed, or the map rolled back to the
+                 * old colour before the close: abort to the old colour. */
                 set_phase(g, GP_PHASE_ABORTED);
                 g->new_c = g->old_c;
                 out->events |= GP_EV_ABORTED;
                 return 1;
         }
-        if (c->active == owner)
-                return 0;
+        if (c->active == owner || c->stage == GP_STAGE_FAILING)
+                return 0; /* nothing asked, or a failed roll: the owner stays */
         if (c->stage == GP_STAGE_INITIALIZING || c->stage == GP_STAGE_TRANSITIONING) {
                 set_phase(g, GP_PHASE_WAITING);
                 g->old_c = owner;
@@ -321,9 +328,10 @@ static int try_close(gp_gate_t *g, const gp_wm_view_t *wv, const gp_gate_conf_t 
         bool by_wm = wv->wm != GP_TS_NONE && !wv->all_idle && wv->wm >= need;
         /* Every partition quiet for the idle timeout plus the lateness
          * since T was chosen: nothing is left to wait for. */
+        int64_t quiet_from = wv->last_record > g->cutoff_wall ? wv->last_record
+                                                               : g->cutoff_wall;
         bool by_idle = wv->all_idle && g->cutoff_wall != GP_TS_NONE &&
-                       sat_sub(now, g->cutoff_wall) >=
-                               sat_add(conf->idle_ms, conf->lateness_ms);
+                       sat_sub(now, quiet_from) >= sat_add(conf->idle_ms, conf->lateness_ms);
         if (!by_wm && !by_idle)
                 return 0;
         set_phase(g, GP_PHASE_CLOSED);
@@ -336,14 +344,46 @@ int gp_gate_step(gp_gate_t *g, gp_part_t *const *parts, size_t n, const gp_contr
                  gp_step_t *out) {
         memset(out, 0, sizeof(*out));
         int changed = apply_control(g, parts, n, c, out);
+        bool ours = !c->is_first && c->active == g->new_c;
+        bool torn = c->stage == GP_STAGE_CLEAR_TO_TEARDOWN || c->stage == GP_STAGE_RUNNING;
 
-        if (g->phase == GP_PHASE_WAITING && !c->is_first && c->active == g->new_c &&
-            c->stage == GP_STAGE_TRANSITIONING)
-                changed |= choose_cutoff(g, c, wv, conf, now, out);
-
-        if (g->phase == GP_PHASE_SPLIT && !c->is_first && c->active == g->new_c &&
-            c->stage == GP_STAGE_TRANSITIONING)
-                changed |= try_close(g, wv, conf, now, out);
+        if (!ours)
+                return changed;
+        switch (g->phase) {
+        case GP_PHASE_WAITING:
+                if (c->stage == GP_STAGE_TRANSITIONING)
+                        changed |= choose_cutoff(g, c, wv, conf, now, out);
+                else if (torn) {
+                        out->events |= GP_EV_REFUSED;
+                        snprintf(out->err, sizeof(out->err),
+                                 "the map says %s but no cutoff was chosen: every record "
+                                 "still goes to %s; set stage=TRANSITIONING to hand over",
+                                 gp_stage_name(c->stage), gp_colour_upper(g->old_c));
+                }
+                break;
+        case GP_PHASE_SPLIT:
+                if (torn) {
+                        /* The old side is being torn down without us: sending
+                         * ts < T there would lose it. */
+                        set_phase(g, GP_PHASE_CLOSED);
+                        out->events |= GP_EV_CLOSED | GP_EV_FORCED;
+                        changed = 1;
+                } else if (c->stage == GP_STAGE_TRANSITIONING)
+                        changed |= try_close(g, wv, conf, now, out);
+                /* fall through */
+        case GP_PHASE_CLOSED:
+                if (c->req_cutoff != GP_TS_NONE && c->req_cutoff != g->cutoff &&
+                    !(out->events & GP_EV_REFUSED)) {
+                        out->events |= GP_EV_REFUSED;
+                        snprintf(out->err, sizeof(out->err),
+                                 "cutoff %lld refused: this transition already has T=%lld; "
+                                 "a new cutoff needs a new transition",
+                                 (long long)c->req_cutoff, (long long)g->cutoff);
+                }
+                break;
+        default:
+                break;
+        }
         return changed;
 }
 
@@ -359,6 +399,11 @@ bool gp_gate_publication(const gp_gate_t *g, const gp_control_t *c, gp_publish_t
                 return true;
         case GP_PHASE_SPLIT:
         case GP_PHASE_CLOSED:
+                if (c->wm_stage == GP_WMS_NONE) {
+                        /* The operator expects WAITING_FOR_WATERMARK first. */
+                        out->wm_stage = GP_WMS_WAITING;
+                        return true;
+                }
                 if (c->wm_stage != GP_WMS_SET || c->toggle != g->cutoff) {
                         out->wm_stage = GP_WMS_SET;
                         out->toggle = g->cutoff;

@@ -63,6 +63,7 @@ typedef struct gp_wm_view {
         int64_t wm;     /* W: min over non-idle partitions; GP_TS_NONE if unknown */
         int64_t hi_max; /* highest event time seen on any partition */
         bool all_idle;  /* every partition idle */
+        int64_t last_record; /* wall ms of the latest record on any partition */
         bool drained;   /* the old job has consumed all it was sent (or no check) */
 } gp_wm_view_t;
 
@@ -101,6 +102,7 @@ enum {
         GP_EV_ABORTED = 1 << 3,    /* transition abandoned (-> ABORTED) */
         GP_EV_OWNER = 1 << 4,      /* first deployment: owner set (STEADY) */
         GP_EV_REFUSED = 1 << 5,    /* a request was refused; reason in err */
+        GP_EV_FORCED = 1 << 6,     /* closed because the map already tore OLD down */
 };
 
 typedef struct gp_step {

@@ -46,6 +46,11 @@ gp_cm_t *gp_cm_parse(const char *buf, size_t len, char *err, size_t errlen) {
                 snprintf(err, errlen, "document of %zu bytes is larger than the 1 MiB limit", len);
                 return NULL;
         }
+        if (memchr(buf, '\0', len)) {
+                snprintf(err, errlen, "NUL byte at %zu (not JSON text)",
+                         (size_t)((const char *)memchr(buf, '\0', len) - buf));
+                return NULL;
+        }
         doc = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
         if (!doc) {
                 size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
@@ -64,6 +69,15 @@ gp_cm_t *gp_cm_parse(const char *buf, size_t len, char *err, size_t errlen) {
         if (!cJSON_IsObject(doc)) {
                 snprintf(err, errlen, "not a JSON object");
                 goto fail;
+        }
+        /* The API server never sends a key twice; a document that does is
+         * ambiguous (which "data" is meant?), so it is refused. */
+        cJSON_ArrayForEach(it, doc) {
+                for (cJSON *o = doc->child; o != it; o = o->next)
+                        if (!strcmp(o->string, it->string)) {
+                                snprintf(err, errlen, "%.100s: duplicate key", it->string);
+                                goto fail;
+                        }
         }
         it = cJSON_GetObjectItemCaseSensitive(doc, "kind");
         if (it && (!cJSON_IsString(it) || strcmp(it->valuestring, "ConfigMap"))) {
