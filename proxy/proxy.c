@@ -704,7 +704,11 @@ static void boundary(gp_proxy_t *p, int64_t now, int64_t mono, gp_wm_view_t *wv)
                                 "%" PRId64 ", delay %" PRId64 " ms)", p->gate.cutoff,
                                 wv->wm == GP_TS_NONE ? -1 : wv->wm,
                                 wv->hi_max == GP_TS_NONE ? -1 : wv->hi_max, ctl->delay_ms);
-                if (st.events & GP_EV_CLOSED)
+                if (st.events & GP_EV_FORCED)
+                        gp_warn("the map says %s before the proxy closed the old side: "
+                                "closing now; records with ts < T go to %s as late",
+                                gp_stage_name(ctl->stage), gp_colour_name(p->gate.new_c));
+                else if (st.events & GP_EV_CLOSED)
                         gp_info("old side %s closed: W=%" PRId64 " >= T + lateness (or idle); "
                                 "all records now go to %s", gp_colour_name(p->gate.old_c),
                                 wv->wm == GP_TS_NONE ? -1 : wv->wm,

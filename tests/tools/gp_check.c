@@ -260,6 +260,9 @@ typedef struct chk {
         gp_jpath_t path;
         const char *et_header;
         int timeout_ms;
+        const char *since_arg; /* --since P:OFF,... */
+        int64_t *since;        /* per source partition: judge routing from here */
+        bool end_offsets;      /* --end-offsets: print them and stop */
         const char **xconf; /* -X key=value, pairs */
         size_t n_xconf;
 
@@ -463,6 +466,9 @@ static rd_kafka_t *kafka_new(const chk_t *c) {
             {"auto.offset.reset", "earliest"},
             {"allow.auto.create.topics", "false"},
             {"client.id", "gp-check"},
+            /* The end of a partition is seen on an empty fetch: do not let
+             * the broker hold that one for the default 500 ms. */
+            {"fetch.wait.max.ms", "50"},
         };
         for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
                 if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], err, sizeof(err)) !=
@@ -535,7 +541,7 @@ static int kafka_read(chk_t *c, const char *const *topics, const int *nparts, in
                       on_msg_t on_msg) {
         rd_kafka_topic_partition_list_t *tl = rd_kafka_topic_partition_list_new(16);
         int total = 0, done = 0, rc = 0;
-        int base[4];
+        int base[8];
         for (int t = 0; t < ntopics; t++) {
                 base[t] = total;
                 total += nparts[t];
@@ -820,10 +826,7 @@ static int on_dlq(chk_t *c, const rd_kafka_message_t *m) {
         return 0;
 }
 
-/* topic index in phase 2: 0 blue, 1 green, 2 dlq */
 static int on_sink(chk_t *c, int topic, const rd_kafka_message_t *m) {
-        if (topic == 2)
-                return on_dlq(c, m);
         if (m->partition < 0 || m->partition >= c->n_col[topic])
                 return 0;
         if (m->partition >= c->n_src) {
@@ -835,6 +838,21 @@ static int on_sink(chk_t *c, int topic, const rd_kafka_message_t *m) {
                 return 0;
         }
         return on_colour(c, topic, m);
+}
+
+static int on_blue(chk_t *c, int topic, const rd_kafka_message_t *m) {
+        (void)topic;
+        return on_sink(c, C_BLUE, m);
+}
+
+static int on_green(chk_t *c, int topic, const rd_kafka_message_t *m) {
+        (void)topic;
+        return on_sink(c, C_GREEN, m);
+}
+
+static int on_dlq_msg(chk_t *c, int topic, const rd_kafka_message_t *m) {
+        (void)topic;
+        return on_dlq(c, m);
 }
 
 /* ---- the verdicts -------------------------------------------------------- */
@@ -908,11 +926,13 @@ static void check_routing(chk_t *c, int p) {
         const src_part_t *sp = &c->src[p];
         const col_part_t *op = p < c->n_col[old] ? &c->col[old][p] : NULL;
         const col_part_t *np = p < c->n_col[neu] ? &c->col[neu][p] : NULL;
-        int64_t last_old = -1;
+        int64_t last_old = -1, from = c->since ? c->since[p] : 0;
         if (op)
                 for (size_t i = 0; i < op->n; i++) {
                         const col_ent_t *e = &op->e[i];
                         const src_rec_t *r = &sp->r[e->pos];
+                        if (r->offset < from)
+                                continue; /* routed before this transition */
                         if ((int64_t)e->pos > last_old)
                                 last_old = e->pos;
                         if (r->ev_ok && r->ev >= c->cutoff) {
@@ -928,7 +948,8 @@ static void check_routing(chk_t *c, int p) {
                 for (size_t i = 0; i < np->n; i++) {
                         const col_ent_t *e = &np->e[i];
                         const src_rec_t *r = &sp->r[e->pos];
-                        if (r->ev_ok && r->ev < c->cutoff && (int64_t)e->pos < last_old) {
+                        if (r->offset >= from && r->ev_ok && r->ev < c->cutoff &&
+                            (int64_t)e->pos < last_old) {
                                 c->misrouted++;
                                 problem(c, "misrouted: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
                                            ") has event time %" PRId64 " < cutoff %" PRId64
@@ -990,6 +1011,9 @@ static void usage(FILE *f) {
             "  --cutoff T             the cutoff: epoch ms, or RFC 3339\n"
             "                         (2026-01-02T03:04:05.678Z)\n"
             "  --old blue|green       the colour that owned traffic before the transition\n"
+            "  --since P:OFF,...      judge the routing only from these source offsets on\n"
+            "                         (the records of earlier transitions are left out)\n"
+            "  --end-offsets          print the source's end offsets as P:OFF,... and stop\n"
             "  --event-time SPEC      how to read the event time, as the proxy's\n"
             "                         gate.event-time: kafka-timestamp (default), json:PATH\n"
             "                         (e.g. json:ts, json:a.b[0].t; a number in --unit or a\n"
@@ -1028,7 +1052,8 @@ static char *xstrdup(const char *s) {
 
 /* 0, 1 (help printed) or -1 (usage error printed). */
 static int parse_args(chk_t *c, int argc, char **argv) {
-        enum { O_BOOT = 256, O_SRC, O_BLUE, O_GREEN, O_DLQ, O_CUT, O_OLD, O_ET, O_UNIT, O_TMO };
+        enum { O_BOOT = 256, O_SRC, O_BLUE, O_GREEN, O_DLQ, O_CUT, O_OLD, O_ET, O_UNIT, O_TMO,
+               O_SINCE, O_END };
         static const struct option opts[] = {
             {"bootstrap", required_argument, NULL, O_BOOT},
             {"source", required_argument, NULL, O_SRC},
@@ -1040,6 +1065,8 @@ static int parse_args(chk_t *c, int argc, char **argv) {
             {"event-time", required_argument, NULL, O_ET},
             {"unit", required_argument, NULL, O_UNIT},
             {"timeout-ms", required_argument, NULL, O_TMO},
+            {"since", required_argument, NULL, O_SINCE},
+            {"end-offsets", no_argument, NULL, O_END},
             {"verbose", no_argument, NULL, 'v'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
@@ -1067,6 +1094,12 @@ static int parse_args(chk_t *c, int argc, char **argv) {
                         break;
                 case O_DLQ:
                         c->dlq = optarg;
+                        break;
+                case O_SINCE:
+                        c->since_arg = optarg;
+                        break;
+                case O_END:
+                        c->end_offsets = true;
                         break;
                 case O_CUT:
                         cut = optarg;
@@ -1193,6 +1226,7 @@ static int parse_args(chk_t *c, int argc, char **argv) {
 /* ---- main ---------------------------------------------------------------- */
 
 static void chk_free(chk_t *c) {
+        free(c->since);
         if (c->rk) {
                 rd_kafka_consumer_close(c->rk);
                 rd_kafka_destroy(c->rk);
@@ -1215,6 +1249,48 @@ static void chk_free(chk_t *c) {
         free(c->xconf);
 }
 
+/* --end-offsets: "0:120,1:98,..." (the source's end offsets), for a later
+ * --since that judges routing only from there on. */
+static int print_end_offsets(chk_t *c) {
+        for (int p = 0; p < c->n_src; p++) {
+                int64_t lo = 0, hi = 0;
+                rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
+                        c->rk, c->source, p, &lo, &hi, c->timeout_ms ? c->timeout_ms : 30000);
+                if (e) {
+                        fprintf(stderr, "gp-check: end offset of %s/%d: %s\n", c->source, p,
+                                rd_kafka_err2str(e));
+                        return EXIT_USAGE;
+                }
+                printf("%s%d:%" PRId64, p ? "," : "", p, hi);
+        }
+        printf("\n");
+        return EXIT_OK;
+}
+
+/* --since P:OFF,...: partitions not named start at 0. */
+static int parse_since(chk_t *c) {
+        c->since = calloc((size_t)c->n_src + 1, sizeof(*c->since));
+        if (!c->since)
+                die_oom();
+        const char *s = c->since_arg, *why = NULL;
+        while (*s) {
+                const char *colon = strchr(s, ':'), *end = strchr(s, ',');
+                if (!end)
+                        end = s + strlen(s);
+                int64_t part, off;
+                if (!colon || colon > end || gp_parse_i64(s, (size_t)(colon - s), &part, &why) ||
+                    gp_parse_i64(colon + 1, (size_t)(end - colon - 1), &off, &why) || part < 0 ||
+                    part >= c->n_src || off < 0) {
+                        fprintf(stderr, "gp-check: --since %s: expected P:OFFSET,... with P a "
+                                        "partition of %s\n", c->since_arg, c->source);
+                        return -1;
+                }
+                c->since[part] = off;
+                s = *end ? end + 1 : end;
+        }
+        return 0;
+}
+
 static int run(chk_t *c) {
         c->rk = kafka_new(c);
         if (!c->rk)
@@ -1223,6 +1299,10 @@ static int run(chk_t *c) {
             (c->n_col[C_BLUE] = kafka_partitions(c, c->blue)) < 0 ||
             (c->n_col[C_GREEN] = kafka_partitions(c, c->green)) < 0 ||
             (c->dlq && (c->n_dlq = kafka_partitions(c, c->dlq)) < 0))
+                return EXIT_USAGE;
+        if (c->end_offsets)
+                return print_end_offsets(c);
+        if (c->since_arg && parse_since(c))
                 return EXIT_USAGE;
         for (int k = 0; k < 2; k++)
                 if (c->n_col[k] != c->n_src)
@@ -1241,9 +1321,13 @@ static int run(chk_t *c) {
                 return EXIT_USAGE;
         index_build(c);
 
-        const char *t2[3] = {c->blue, c->green, c->dlq};
-        int n2[3] = {c->n_col[0], c->n_col[1], c->n_dlq};
-        if (kafka_read(c, t2, n2, c->dlq ? 3 : 2, on_sink))
+        /* One topic after the other, so the verdicts do not depend on how the
+         * consumer interleaves them: of a record found in blue and in green,
+         * the blue copy is the original and the green one the duplicate. */
+        const char *t2[1] = {c->blue}, *t3[1] = {c->green}, *t4[1] = {c->dlq};
+        if (kafka_read(c, t2, &c->n_col[C_BLUE], 1, on_blue) ||
+            kafka_read(c, t3, &c->n_col[C_GREEN], 1, on_green) ||
+            (c->dlq && kafka_read(c, t4, &c->n_dlq, 1, on_dlq_msg)))
                 return EXIT_USAGE;
 
         check_missing(c);
