@@ -163,6 +163,9 @@ listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 log.dirs=$DIR/data
 
 num.partitions=1
+# The tests write records with event (and Kafka) timestamps in the past;
+# time-based retention would delete them under the test. Keep everything.
+log.retention.ms=-1
 default.replication.factor=1
 auto.create.topics.enable=false
 group.initial.rebalance.delay.ms=0
