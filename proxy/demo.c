@@ -46,11 +46,11 @@ typedef struct demo {
 } demo_t;
 
 /* The event time of record i: 1 ms apart, jittered by up to +-400 ms; every
- * 997th is 5 s late; every 1009th has an unreadable time. */
+ * 997th is 30 s late; every 1009th has an unreadable time. */
 static void event(int64_t base, int64_t i, char *buf, size_t len, unsigned *seed) {
         int64_t ts = base + i + (int64_t)(rand_r(seed) % 801) - 400;
         if (i % 997 == 996)
-                ts -= 5000;
+                ts -= 30000;
         if (i % 1009 == 1008)
                 snprintf(buf, len, "{\"id\":%" PRId64 ",\"ts\":\"soon\"}", i);
         else
