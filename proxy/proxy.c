@@ -69,6 +69,8 @@ struct gp_proxy {
         volatile sig_atomic_t stop;
 
         int64_t next_discovery, next_status, next_publish, next_ctl_warn;
+        int64_t next_ctl_check; /* inside a transaction window */
+        int ctl_pending;        /* a poll result seen inside the window */
         char last_refusal[256];
         char status_error[512];
 
@@ -673,7 +675,8 @@ static void set_error(gp_proxy_t *p, const char *msg) {
 }
 
 static void boundary(gp_proxy_t *p, int64_t now, int64_t mono, gp_wm_view_t *wv) {
-        int rc = gp_ctl_poll(p->ctl, false);
+        int rc = p->ctl_pending ? p->ctl_pending : gp_ctl_poll(p->ctl, false);
+        p->ctl_pending = 0;
         if (rc < 0) {
                 if (strcmp(p->status_error, gp_ctl_error(p->ctl))) {
                         gp_warn("control map invalid, keeping the last good state: %s",
@@ -1014,6 +1017,14 @@ int gp_proxy_run(gp_proxy_t *p) {
                                 rd_kafka_message_destroy(m);
                         }
                         rd_kafka_poll(p->prod, 0);
+                        /* A changed control map ends the window early, so
+                         * it applies within ~100 ms even with a long
+                         * gate.commit.interval.ms. */
+                        if (gp_mono_ms() >= p->next_ctl_check) {
+                                p->next_ctl_check = gp_mono_ms() + 100;
+                                if ((p->ctl_pending = gp_ctl_poll(p->ctl, false)) != 0)
+                                        break;
+                        }
                 }
                 if (r == TX_OK && (open || (!p->eos && count)))
                         r = commit(p);
