@@ -3,9 +3,12 @@
 #               cutover on an in-process Kafka, with a live tally
 #   make test   installs what is missing, starts a real Kafka broker (3.9 and
 #               4.x, one after the other), and runs every test
+#   make soak   (not part of make test) exactly-once under faults for
+#               SOAK_MINUTES (default 30): cutovers back and forth, proxy kills,
+#               broker restarts, on its own broker (tests/soak.sh says more)
 BUILD ?= build
 
-.PHONY: all build demo test build-test unit config-docs clean
+.PHONY: all build demo test build-test unit soak config-docs clean
 
 all: build
 
@@ -30,6 +33,10 @@ unit: build-test
 
 test: build-test
 	tests/run-all.sh $(BUILD)/test
+
+# The soak: SOAK_MINUTES=5 make soak for a short one; KAFKA_VERSION=4 for 4.x.
+soak: build-test
+	tests/soak.sh $(BUILD)/test
 
 # Regenerates configs/CONFIGURATION.md and the example file from the table.
 config-docs: build

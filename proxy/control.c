@@ -13,6 +13,10 @@ struct gp_ctl {
         gp_control_t cur;   /* parsed from doc */
         bool have;
         char error[512];    /* why the last read failed */
+        /* The resourceVersion of the current document when it parses as a
+         * ConfigMap but is not a valid control (a bad value), else "":
+         * status keys may go into it (with this version), decisions not. */
+        char bad_rv[64];
 };
 
 gp_ctl_t *gp_ctl_new(const gp_ctl_ops_t *ops, void *be) {
@@ -59,6 +63,7 @@ int gp_ctl_poll(gp_ctl_t *c, bool force) {
 
         if (c->ops->read(c->be, force, &doc, &changed, err, sizeof(err)) != GP_CTL_OK) {
                 snprintf(c->error, sizeof(c->error), "%s", err);
+                c->bad_rv[0] = '\0';
                 return -1;
         }
         if (!changed) {
@@ -68,6 +73,7 @@ int gp_ctl_poll(gp_ctl_t *c, bool force) {
         const gp_kv_t *kv = gp_cm_data(doc, &n);
         if (gp_control_parse(&ctl, kv, n, err, sizeof(err))) {
                 snprintf(c->error, sizeof(c->error), "%s: %s", c->ops->describe(c->be), err);
+                snprintf(c->bad_rv, sizeof(c->bad_rv), "%s", gp_cm_resource_version(doc));
                 gp_cm_destroy(doc);
                 return -1;
         }
@@ -76,6 +82,7 @@ int gp_ctl_poll(gp_ctl_t *c, bool force) {
         c->cur = ctl;
         c->have = true;
         c->error[0] = '\0';
+        c->bad_rv[0] = '\0';
         return 1;
 }
 
@@ -86,20 +93,28 @@ int gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n, const gp_control_t
                         snprintf(err, errlen, "%s", c->error);
                         return GP_CTL_ERR;
                 }
+                /* The map is invalid now: a decision waits for a valid one;
+                 * status keys go into a document that parses (compared on
+                 * its own version, its bad value left as it is); a missing
+                 * or unreadable file is not touched. */
+                if (c->error[0] && (base || !c->bad_rv[0])) {
+                        snprintf(err, errlen, "%s", c->error);
+                        return GP_CTL_ERR;
+                }
                 if (base && (!c->have || !gp_control_same_transition(base, &c->cur)))
                         return GP_CTL_DROPPED;
-                int rc = c->ops->write(c->be, gp_cm_resource_version(c->doc), patch, n, err,
-                                       errlen);
+                int rc = c->ops->write(c->be,
+                                       c->error[0] ? c->bad_rv
+                                                   : gp_cm_resource_version(c->doc),
+                                       patch, n, err, errlen);
                 if (rc != GP_CTL_CONFLICT) {
                         if (rc == GP_CTL_OK)
                                 gp_ctl_poll(c, true); /* see our own write */
                         return rc;
                 }
-                /* Someone wrote in between: read again and decide again. */
-                if (gp_ctl_poll(c, true) < 0 && base) {
-                        snprintf(err, errlen, "%s", c->error);
-                        return GP_CTL_DROPPED;
-                }
+                /* Someone wrote in between: read again and decide again
+                 * (an invalid map now: see above). */
+                gp_ctl_poll(c, true);
         }
         snprintf(err, errlen, "%s: still conflicting after 8 attempts",
                  c->ops->describe(c->be));

@@ -45,6 +45,8 @@ typedef struct tslot {
         int n;                    /* partitions assigned */
         int out_n[2];             /* partitions of the colour topics */
         pslot_t *parts;
+        char held[512];           /* why new partitions are held, "" if none */
+        int64_t held_logged;      /* mono ms of the last log of held */
 } tslot_t;
 
 struct gp_proxy {
@@ -75,6 +77,8 @@ struct gp_proxy {
         char status_error[512];
 
         uint64_t dr_errors; /* at-least-once: failed deliveries since the last commit */
+        int64_t txn_begin;      /* gp_mono_ms() when the open transaction began, -1: none */
+        int64_t txn_timeout_ms; /* the producer's effective transaction.timeout.ms */
 
         pthread_mutex_t lock; /* guards stats */
         gp_stats_t stats;
@@ -413,18 +417,63 @@ static txres_t txn_error(gp_proxy_t *p, const char *what, rd_kafka_error_t *e) {
         return r;
 }
 
+/* How often a transactional call that keeps failing with a plain
+ * retriable error (librdkafka 2.0.2: _TIMED_OUT while the coordinator is
+ * away, each call waiting TIMEOUT_MS) is made again before giving up. */
+#define TXN_TRIES 10
+
+/* True (e destroyed) when e is a plain retriable error and the call may
+ * be made again: commit_transaction and abort_transaction are resumable
+ * (the operation goes on in the background and the next call picks it
+ * up; any other transactional call meanwhile fails with _CONFLICT), and
+ * send_offsets_to_transaction is retried with the same offsets.
+ * False (e kept) for an abortable or fatal error, or after TXN_TRIES. */
+static bool txn_retry(const char *what, rd_kafka_error_t *e, int *tries) {
+        if (!rd_kafka_error_is_retriable(e) || rd_kafka_error_txn_requires_abort(e) ||
+            rd_kafka_error_is_fatal(e) || ++*tries >= TXN_TRIES)
+                return false;
+        gp_warn("%s: %s (%s); calling it again (%d of %d)", what, rd_kafka_error_string(e),
+                rd_kafka_err2name(rd_kafka_error_code(e)), *tries + 1, TXN_TRIES);
+        rd_kafka_error_destroy(e);
+        return true;
+}
+
+static txres_t begin_txn(gp_proxy_t *p) {
+        txres_t r = txn_error(p, "begin", rd_kafka_begin_transaction(p->prod));
+        if (r == TX_OK)
+                p->txn_begin = gp_mono_ms();
+        return r;
+}
+
+/* The exit code for a fatal producer error (see proxy.h). */
 static int exit_for_fatal(gp_proxy_t *p) {
         char buf[512];
         rd_kafka_resp_err_t e = rd_kafka_fatal_error(p->prod, buf, sizeof(buf));
-        if (e == RD_KAFKA_RESP_ERR__FENCED || e == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
-            e == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH) {
+        bool fenced = e == RD_KAFKA_RESP_ERR__FENCED || e == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+                      e == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
+        int64_t open_ms = p->txn_begin < 0 ? -1 : gp_mono_ms() - p->txn_begin;
+        if (fenced && open_ms >= p->txn_timeout_ms) {
+                /* The coordinator aborts a transaction older than its timeout
+                 * and bumps the producer epoch, so the old epoch looks fenced
+                 * (librdkafka 2.0.2: INVALID_PRODUCER_EPOCH on the next
+                 * produce, reported as fatal _FENCED). No other instance is
+                 * involved: a restart goes on from the last commit. */
+                gp_error("the transaction outlived transaction.timeout.ms (was the process "
+                         "paused?); exiting for a restart: open for %" PRId64 " ms, "
+                         "transaction.timeout.ms=%" PRId64 " (%s)",
+                         open_ms, p->txn_timeout_ms, buf);
+                return GP_EXIT_FATAL;
+        }
+        if (fenced) {
                 gp_error("fenced: another gate-proxy with transactional.id %s has started "
                          "(%s); this instance stops without committing",
                          p->conf->transactional_id, buf);
                 return GP_EXIT_FENCED;
         }
         if (e)
-                gp_error("fatal Kafka error: %s: %s", rd_kafka_err2name(e), buf);
+                gp_error("fatal Kafka error: %s: %s; exiting (code %d) for a restart, which "
+                         "goes on from the last commit",
+                         rd_kafka_err2name(e), buf, GP_EXIT_FATAL);
         return GP_EXIT_FATAL;
 }
 
@@ -440,6 +489,7 @@ static void rewind_to_commit(gp_proxy_t *p) {
                 }
         p->gate = p->cgate;
         p->need_commit = false;
+        p->txn_begin = -1;
         assign_all(p);
         p->stats.aborts++;
 }
@@ -448,6 +498,7 @@ static void on_committed(gp_proxy_t *p) {
         uint64_t n[3] = {0}, late = 0, in = 0, ab = 0;
         p->cgate = p->gate;
         p->need_commit = false;
+        p->txn_begin = -1;
         gp_colour_t aborted = gp_colour_other(p->gate.new_c);
         for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n; i++) {
@@ -557,13 +608,35 @@ static txres_t commit(gp_proxy_t *p) {
         txres_t r;
         GP_FAULT("before-send-offsets");
         if (p->eos) {
-                r = txn_error(p, "send offsets",
-                              rd_kafka_send_offsets_to_transaction(p->prod, l, p->cgmd,
-                                                                   TIMEOUT_MS));
+                rd_kafka_error_t *e;
+                int tries = 0;
+                while ((e = rd_kafka_send_offsets_to_transaction(p->prod, l, p->cgmd,
+                                                                 TIMEOUT_MS)) &&
+                       txn_retry("send offsets", e, &tries))
+                        ;
+                r = txn_error(p, "send offsets", e);
                 GP_FAULT("before-commit");
-                if (r == TX_OK)
-                        r = txn_error(p, "commit",
-                                      rd_kafka_commit_transaction(p->prod, TIMEOUT_MS));
+                tries = 0;
+                if (r == TX_OK) {
+                        /* A retriable commit error is never turned into an
+                         * abort: the commit may still complete on the broker,
+                         * and an abort would rewind over committed records. */
+                        while ((e = rd_kafka_commit_transaction(p->prod, TIMEOUT_MS)) &&
+                               txn_retry("commit", e, &tries))
+                                ;
+                        if (e && rd_kafka_error_is_retriable(e) &&
+                            !rd_kafka_error_txn_requires_abort(e) &&
+                            !rd_kafka_error_is_fatal(e)) {
+                                gp_error("commit: %s; still not complete after %d calls of "
+                                         "%d ms: exiting (code %d) for a restart, which goes "
+                                         "on from whatever the broker committed",
+                                         rd_kafka_error_string(e), TXN_TRIES, TIMEOUT_MS,
+                                         GP_EXIT_FATAL);
+                                rd_kafka_error_destroy(e);
+                                r = TX_FATAL;
+                        } else
+                                r = txn_error(p, "commit", e);
+                }
         } else {
                 rd_kafka_resp_err_t e = rd_kafka_flush(p->prod, TIMEOUT_MS);
                 r = TX_OK;
@@ -589,8 +662,23 @@ static txres_t commit(gp_proxy_t *p) {
 
 static txres_t abort_txn(gp_proxy_t *p) {
         if (p->eos) {
-                txres_t r = txn_error(p, "abort", rd_kafka_abort_transaction(p->prod, TIMEOUT_MS));
-                if (r != TX_OK)
+                rd_kafka_error_t *e;
+                int tries = 0;
+                while ((e = rd_kafka_abort_transaction(p->prod, TIMEOUT_MS)) &&
+                       txn_retry("abort", e, &tries))
+                        ;
+                if (e && !rd_kafka_error_is_fatal(e)) {
+                        gp_error("abort: %s (%s)%s: exiting (code %d) for a restart, which "
+                                 "goes on from the last commit",
+                                 rd_kafka_error_string(e),
+                                 rd_kafka_err2name(rd_kafka_error_code(e)),
+                                 rd_kafka_error_is_retriable(e) ? "; still not complete"
+                                                                : "",
+                                 GP_EXIT_FATAL);
+                        rd_kafka_error_destroy(e);
+                        return TX_FATAL;
+                }
+                if (txn_error(p, "abort", e) != TX_OK)
                         return TX_FATAL;
         } else {
                 rd_kafka_purge(p->prod, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
@@ -634,8 +722,14 @@ static void status_write(gp_proxy_t *p, int64_t now, const gp_wm_view_t *wv) {
                 {"gate-proxy.heartbeat", hb},
         };
         char err[512];
-        if (gp_ctl_patch(p->ctl, kv, sizeof(kv) / sizeof(kv[0]), NULL, err, sizeof(err)))
-                gp_warn("status write: %s", err);
+        if (gp_ctl_patch(p->ctl, kv, sizeof(kv) / sizeof(kv[0]), NULL, err, sizeof(err))) {
+                /* A missing or unreadable map is left alone; boundary()
+                 * has said why, once. */
+                if (!strcmp(err, gp_ctl_error(p->ctl)))
+                        gp_debug("status not written: %s", err);
+                else
+                        gp_warn("status write: %s", err);
+        }
 }
 
 /* Publishes the committed decisions the map does not show yet. */
@@ -663,6 +757,11 @@ static void publish(gp_proxy_t *p, int64_t mono) {
                         gp_info("published %s=%s", kv[i].key, kv[i].value);
         } else if (rc == GP_CTL_DROPPED) {
                 gp_info("not published: the map moved on to another transition");
+        } else if (!strcmp(err, gp_ctl_error(p->ctl))) {
+                /* Invalid map (boundary() said why): published once it is
+                 * valid again and still asks for this transition. */
+                gp_debug("not published while the map is invalid: %s", err);
+                p->next_publish = mono + 1000;
         } else {
                 gp_warn("publishing to %s failed (%s); retrying in 1 s",
                         gp_ctl_describe(p->ctl), err);
@@ -754,10 +853,29 @@ static void discover(gp_proxy_t *p) {
                                 t->out_n[c] = have;
                 }
                 if (!ok) {
-                        gp_error("%s grew to %d partitions but its records cannot be placed: "
-                                 "%s; holding the new partitions", t->name, n, err);
-                        set_error(p, err);
+                        /* Held: partitions t->n..n-1 are not assigned, so
+                         * not read; the old ones keep flowing. Retried every
+                         * discovery, logged once per change and every 60 s. */
+                        int64_t mono = gp_mono_ms();
+                        if (strcmp(t->held, err) || mono - t->held_logged >= 60000) {
+                                gp_error("%s grew to %d partitions but its records cannot be "
+                                         "placed: %s; holding partitions %d-%d (not read) "
+                                         "until then", t->name, n, err, t->n, n - 1);
+                                t->held_logged = mono;
+                        }
+                        /* The status shows it unless another error is there
+                         * (a bad control map, a refused request). */
+                        if (!p->status_error[0] || !strcmp(p->status_error, t->held))
+                                set_error(p, err);
+                        snprintf(t->held, sizeof(t->held), "%s", err);
                         continue;
+                }
+                if (t->held[0]) {
+                        gp_info("the colour topics of %s have %d partitions now: the held "
+                                "partitions %d-%d are read", t->name, n, t->n, n - 1);
+                        if (!strcmp(p->status_error, t->held))
+                                set_error(p, "");
+                        t->held[0] = '\0';
                 }
                 gp_info("%s grew from %d to %d partitions; reading the new ones from the "
                         "beginning", t->name, t->n, n);
@@ -813,6 +931,13 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                         rd_kafka_conf_destroy(kc);
                 goto fail;
         }
+        p->txn_begin = -1;
+        p->txn_timeout_ms = 60000; /* librdkafka's default */
+        char tto[32];
+        size_t tto_n = sizeof(tto);
+        if (rd_kafka_conf_get(rd_kafka_conf(p->prod), "transaction.timeout.ms", tto, &tto_n) ==
+            RD_KAFKA_CONF_OK)
+                p->txn_timeout_ms = strtoll(tto, NULL, 10);
 
         /* Consumer: assigned, read_committed, offsets only in transactions. */
         if (!(kc = client_conf(conf, "consumer", err, errlen)))
@@ -979,7 +1104,7 @@ int gp_proxy_run(gp_proxy_t *p) {
                 int64_t count = 0, deadline = mono + p->conf->commit_interval_ms;
                 txres_t r = TX_OK;
                 if (p->need_commit && p->eos) {
-                        r = txn_error(p, "begin", rd_kafka_begin_transaction(p->prod));
+                        r = begin_txn(p);
                         open = r == TX_OK;
                 }
                 while (r == TX_OK && !p->stop && count < p->conf->commit_records) {
@@ -1003,8 +1128,7 @@ int gp_proxy_run(gp_proxy_t *p) {
                                         continue;
                                 }
                                 if (!open && p->eos) {
-                                        r = txn_error(p, "begin",
-                                                      rd_kafka_begin_transaction(p->prod));
+                                        r = begin_txn(p);
                                         open = r == TX_OK;
                                 }
                                 if (r == TX_OK) {

@@ -14,7 +14,8 @@
 /* Exit codes of `gate-proxy run` (also documented in the README). */
 enum {
         GP_EXIT_OK = 0,      /* stopped by SIGTERM/SIGINT after finishing the transaction */
-        GP_EXIT_FATAL = 1,   /* a fatal Kafka error; restart the process */
+        GP_EXIT_FATAL = 1,   /* a fatal Kafka error, or the open transaction outlived
+                                transaction.timeout.ms; restart the process */
         GP_EXIT_USAGE = 2,   /* bad command line or configuration */
         GP_EXIT_FENCED = 3,  /* another instance with the same transactional.id took over */
         GP_EXIT_TOPICS = 4,  /* a source, colour or dead-letter topic is missing or too small */

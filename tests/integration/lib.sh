@@ -22,9 +22,9 @@ finish_test() {
   fi
   if [ $rc -ne 0 ]; then
     echo "--- last lines of the proxy log ($WORK/proxy.log):" >&2
-    tail -n 40 "$WORK/proxy.log" 2>/dev/null >&2 || true
+    tail -n 40 "$WORK/proxy.log" >&2 2>/dev/null || true
     echo "--- control map:" >&2
-    cat "$WORK/cm.json" 2>/dev/null >&2 || true
+    cat "$WORK/cm.json" >&2 2>/dev/null || true
   else
     rm -rf "$WORK"
   fi

@@ -248,6 +248,15 @@ typedef struct idx_ent {
         uint32_t head, tail, cursor; /* cursor: first possibly unseen */
 } idx_ent_t;
 
+/* One transition of several (--hops): judged on the source offsets from
+ * its since up to the next hop's since. */
+typedef struct hop {
+        int64_t cutoff;
+        int old_c;
+        char *since_arg;
+        int64_t *since; /* per source partition */
+} hop_t;
+
 typedef struct chk {
         /* options */
         const char *bootstrap, *source, *dlq;
@@ -263,6 +272,9 @@ typedef struct chk {
         const char *since_arg; /* --since P:OFF,... */
         int64_t *since;        /* per source partition: judge routing from here */
         bool end_offsets;      /* --end-offsets: print them and stop */
+        const char *hops_path; /* --hops FILE */
+        hop_t *hops;
+        size_t n_hops;
         const char **xconf; /* -X key=value, pairs */
         size_t n_xconf;
 
@@ -921,45 +933,60 @@ static void check_order(chk_t *c, int col, int p) {
 /* OLD may hold no record with ts >= T. NEW may hold a record with ts < T
  * only after the close, so not before a record the partition sent to OLD
  * later in source order. Unreadable event times are never misrouted. */
-static void check_routing(chk_t *c, int p) {
-        int old = c->old_c, neu = 1 - c->old_c;
+/* The transition with cutoff T and old colour `old`, judged on the source
+ * records of partition p with from <= offset < until. */
+static void check_routing_window(chk_t *c, int p, int64_t cutoff, int old, int64_t from,
+                                 int64_t until) {
+        int neu = 1 - old;
         const src_part_t *sp = &c->src[p];
         const col_part_t *op = p < c->n_col[old] ? &c->col[old][p] : NULL;
         const col_part_t *np = p < c->n_col[neu] ? &c->col[neu][p] : NULL;
-        int64_t last_old = -1, from = c->since ? c->since[p] : 0;
+        int64_t last_old = -1;
         if (op)
                 for (size_t i = 0; i < op->n; i++) {
                         const col_ent_t *e = &op->e[i];
                         const src_rec_t *r = &sp->r[e->pos];
-                        if (r->offset < from)
-                                continue; /* routed before this transition */
+                        if (r->offset < from || r->offset >= until)
+                                continue; /* routed in another transition */
                         if ((int64_t)e->pos > last_old)
                                 last_old = e->pos;
-                        if (r->ev_ok && r->ev >= c->cutoff) {
+                        if (r->ev_ok && r->ev >= cutoff) {
                                 c->misrouted++;
                                 problem(c, "misrouted: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
                                            ") has event time %" PRId64 " >= cutoff %" PRId64
                                            " but is in OLD (%s)",
                                         old == C_BLUE ? c->blue : c->green, p, e->off, c->source,
-                                        p, r->offset, r->ev, c->cutoff, colour_word(old));
+                                        p, r->offset, r->ev, cutoff, colour_word(old));
                         }
                 }
         if (np)
                 for (size_t i = 0; i < np->n; i++) {
                         const col_ent_t *e = &np->e[i];
                         const src_rec_t *r = &sp->r[e->pos];
-                        if (r->offset >= from && r->ev_ok && r->ev < c->cutoff &&
-                            (int64_t)e->pos < last_old) {
+                        if (r->offset >= from && r->offset < until && r->ev_ok &&
+                            r->ev < cutoff && (int64_t)e->pos < last_old) {
                                 c->misrouted++;
                                 problem(c, "misrouted: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
                                            ") has event time %" PRId64 " < cutoff %" PRId64
                                            " and is in NEW (%s) before the close: the later "
                                            "source record %s/%d@%" PRId64 " went to OLD",
                                         neu == C_BLUE ? c->blue : c->green, p, e->off, c->source,
-                                        p, r->offset, r->ev, c->cutoff, colour_word(neu),
+                                        p, r->offset, r->ev, cutoff, colour_word(neu),
                                         c->source, p, sp->r[last_old].offset);
                         }
                 }
+}
+
+static void check_routing(chk_t *c, int p) {
+        if (!c->n_hops) {
+                check_routing_window(c, p, c->cutoff, c->old_c, c->since ? c->since[p] : 0,
+                                     INT64_MAX);
+                return;
+        }
+        for (size_t h = 0; h < c->n_hops; h++)
+                check_routing_window(c, p, c->hops[h].cutoff, c->hops[h].old_c,
+                                     c->hops[h].since[p],
+                                     h + 1 < c->n_hops ? c->hops[h + 1].since[p] : INT64_MAX);
 }
 
 /* ---- command line -------------------------------------------------------- */
@@ -967,7 +994,8 @@ static void check_routing(chk_t *c, int p) {
 static void usage(FILE *f) {
         fputs(
             "usage: gp-check --bootstrap HOST:PORT --source S [--blue S.blue] [--green S.green]\n"
-            "                [--dlq TOPIC] [--cutoff T --old blue|green]\n"
+            "                [--dlq TOPIC] [--cutoff T --old blue|green [--since P:OFF,...]\n"
+            "                               | --hops FILE] [--end-offsets]\n"
             "                [--event-time kafka-timestamp|json:PATH|header:NAME] [--unit ms|s|us]\n"
             "                [--timeout-ms 30000] [-X key=value]... [--verbose]\n"
             "\n"
@@ -1014,6 +1042,12 @@ static void usage(FILE *f) {
             "  --since P:OFF,...      judge the routing only from these source offsets on\n"
             "                         (the records of earlier transitions are left out)\n"
             "  --end-offsets          print the source's end offsets as P:OFF,... and stop\n"
+            "  --hops FILE            judge several transitions in one run (instead of\n"
+            "                         --cutoff, --old, --since): one line per transition,\n"
+            "                         in order, \"T OLD P:OFF,...\" (the --end-offsets at its\n"
+            "                         start); each is judged on the source offsets from its\n"
+            "                         own up to the next line's. Blank lines and lines\n"
+            "                         starting with # are skipped\n"
             "  --event-time SPEC      how to read the event time, as the proxy's\n"
             "                         gate.event-time: kafka-timestamp (default), json:PATH\n"
             "                         (e.g. json:ts, json:a.b[0].t; a number in --unit or a\n"
@@ -1053,7 +1087,7 @@ static char *xstrdup(const char *s) {
 /* 0, 1 (help printed) or -1 (usage error printed). */
 static int parse_args(chk_t *c, int argc, char **argv) {
         enum { O_BOOT = 256, O_SRC, O_BLUE, O_GREEN, O_DLQ, O_CUT, O_OLD, O_ET, O_UNIT, O_TMO,
-               O_SINCE, O_END };
+               O_SINCE, O_END, O_HOPS };
         static const struct option opts[] = {
             {"bootstrap", required_argument, NULL, O_BOOT},
             {"source", required_argument, NULL, O_SRC},
@@ -1067,6 +1101,7 @@ static int parse_args(chk_t *c, int argc, char **argv) {
             {"timeout-ms", required_argument, NULL, O_TMO},
             {"since", required_argument, NULL, O_SINCE},
             {"end-offsets", no_argument, NULL, O_END},
+            {"hops", required_argument, NULL, O_HOPS},
             {"verbose", no_argument, NULL, 'v'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
@@ -1100,6 +1135,9 @@ static int parse_args(chk_t *c, int argc, char **argv) {
                         break;
                 case O_END:
                         c->end_offsets = true;
+                        break;
+                case O_HOPS:
+                        c->hops_path = optarg;
                         break;
                 case O_CUT:
                         cut = optarg;
@@ -1175,6 +1213,10 @@ static int parse_args(chk_t *c, int argc, char **argv) {
                 fprintf(stderr, "gp-check: --cutoff and --old go together\n");
                 return -1;
         }
+        if (c->hops_path && (cut || c->since_arg)) {
+                fprintf(stderr, "gp-check: --hops replaces --cutoff, --old and --since\n");
+                return -1;
+        }
         if (cut) {
                 if (gp_time_parse(cut, strlen(cut), GP_UNIT_MS, &c->cutoff, &why)) {
                         fprintf(stderr, "gp-check: --cutoff %s: %s (epoch ms or RFC 3339)\n", cut,
@@ -1227,6 +1269,11 @@ static int parse_args(chk_t *c, int argc, char **argv) {
 
 static void chk_free(chk_t *c) {
         free(c->since);
+        for (size_t h = 0; h < c->n_hops; h++) {
+                free(c->hops[h].since);
+                free(c->hops[h].since_arg);
+        }
+        free(c->hops);
         if (c->rk) {
                 rd_kafka_consumer_close(c->rk);
                 rd_kafka_destroy(c->rk);
@@ -1268,11 +1315,12 @@ static int print_end_offsets(chk_t *c) {
 }
 
 /* --since P:OFF,...: partitions not named start at 0. */
-static int parse_since(chk_t *c) {
-        c->since = calloc((size_t)c->n_src + 1, sizeof(*c->since));
-        if (!c->since)
+static int parse_since_into(chk_t *c, const char *arg, int64_t **out) {
+        int64_t *since = calloc((size_t)c->n_src + 1, sizeof(*since));
+        if (!since)
                 die_oom();
-        const char *s = c->since_arg, *why = NULL;
+        *out = since;
+        const char *s = arg, *why = NULL;
         while (*s) {
                 const char *colon = strchr(s, ':'), *end = strchr(s, ',');
                 if (!end)
@@ -1282,13 +1330,98 @@ static int parse_since(chk_t *c) {
                     gp_parse_i64(colon + 1, (size_t)(end - colon - 1), &off, &why) || part < 0 ||
                     part >= c->n_src || off < 0) {
                         fprintf(stderr, "gp-check: --since %s: expected P:OFFSET,... with P a "
-                                        "partition of %s\n", c->since_arg, c->source);
+                                        "partition of %s\n", arg, c->source);
                         return -1;
                 }
-                c->since[part] = off;
+                since[part] = off;
                 s = *end ? end + 1 : end;
         }
         return 0;
+}
+
+static int parse_since(chk_t *c) {
+        return parse_since_into(c, c->since_arg, &c->since);
+}
+
+/* --hops FILE: "T OLD P:OFF,..." per line, in order; each hop's offsets at
+ * or after the previous hop's. */
+static int parse_hops(chk_t *c) {
+        FILE *f = fopen(c->hops_path, "r");
+        if (!f) {
+                fprintf(stderr, "gp-check: --hops %s: cannot open: %s\n", c->hops_path,
+                        strerror(errno));
+                return -1;
+        }
+        char *line = NULL;
+        size_t cap = 0, cap_hops = 0;
+        int lineno = 0, rc = 0;
+        while (getline(&line, &cap, f) >= 0) {
+                lineno++;
+                char *save = NULL, *t = strtok_r(line, " \t\r\n", &save);
+                if (!t || *t == '#')
+                        continue;
+                char *o = strtok_r(NULL, " \t\r\n", &save);
+                char *sn = strtok_r(NULL, " \t\r\n", &save);
+                char *extra = strtok_r(NULL, " \t\r\n", &save);
+                const char *why = NULL;
+                hop_t h = {0};
+                if (!o || !sn || extra) {
+                        fprintf(stderr, "gp-check: %s:%d: expected \"T OLD P:OFF,...\"\n",
+                                c->hops_path, lineno);
+                        rc = -1;
+                        break;
+                }
+                if (gp_time_parse(t, strlen(t), GP_UNIT_MS, &h.cutoff, &why)) {
+                        fprintf(stderr, "gp-check: %s:%d: cutoff %s: %s\n", c->hops_path, lineno,
+                                t, why ? why : "not a time");
+                        rc = -1;
+                        break;
+                }
+                if (!strcmp(o, "blue"))
+                        h.old_c = C_BLUE;
+                else if (!strcmp(o, "green"))
+                        h.old_c = C_GREEN;
+                else {
+                        fprintf(stderr, "gp-check: %s:%d: %s: not blue or green\n", c->hops_path,
+                                lineno, o);
+                        rc = -1;
+                        break;
+                }
+                if (parse_since_into(c, sn, &h.since)) {
+                        free(h.since);
+                        fprintf(stderr, "gp-check: (in %s:%d)\n", c->hops_path, lineno);
+                        rc = -1;
+                        break;
+                }
+                if (c->n_hops)
+                        for (int p = 0; p < c->n_src; p++)
+                                if (h.since[p] < c->hops[c->n_hops - 1].since[p]) {
+                                        fprintf(stderr, "gp-check: %s:%d: partition %d starts at "
+                                                        "%" PRId64 ", before the previous "
+                                                        "hop's %" PRId64 "\n",
+                                                c->hops_path, lineno, p, h.since[p],
+                                                c->hops[c->n_hops - 1].since[p]);
+                                        rc = -1;
+                                }
+                if (rc) {
+                        free(h.since);
+                        break;
+                }
+                h.since_arg = xstrdup(sn);
+                void *arr = c->hops;
+                grow(&arr, &cap_hops, c->n_hops + 1, sizeof(*c->hops));
+                c->hops = arr;
+                c->hops[c->n_hops++] = h;
+        }
+        free(line);
+        fclose(f);
+        if (!rc && !c->n_hops) {
+                fprintf(stderr, "gp-check: --hops %s: no hop in the file\n", c->hops_path);
+                rc = -1;
+        }
+        if (!rc)
+                c->have_cutoff = true;
+        return rc;
 }
 
 static int run(chk_t *c) {
@@ -1303,6 +1436,8 @@ static int run(chk_t *c) {
         if (c->end_offsets)
                 return print_end_offsets(c);
         if (c->since_arg && parse_since(c))
+                return EXIT_USAGE;
+        if (c->hops_path && parse_hops(c))
                 return EXIT_USAGE;
         for (int k = 0; k < 2; k++)
                 if (c->n_col[k] != c->n_src)

@@ -134,3 +134,72 @@ Test(ctlfile, stale_expected_version_is_a_conflict) {
         cr_assert_str_eq(gp_cm_resource_version(now), "6");
         gp_cm_destroy(now);
 }
+
+static char *slurp(void) {
+        static char buf[4096];
+        FILE *f = fopen(path, "r");
+        if (!f)
+                return NULL;
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        return buf;
+}
+
+/* A missing or unreadable map is never written: not by a status write, not
+ * by a decision; the bytes stay as the other writer left them. */
+Test(ctlfile, unreadable_map_is_not_written) {
+        gp_ctl_t *c = gp_ctl_new_file(path);
+        char err[512], before[4096];
+        const char *good = DOC("1", "GREEN", "TRANSITIONING", "false");
+        put(good);
+        cr_assert_eq(gp_ctl_poll(c, false), 1);
+        gp_control_t base = *gp_ctl_current(c);
+        char half[256];
+        snprintf(half, sizeof(half), "%.*s", (int)strlen(good) / 2, good);
+        const char *bads[] = {"garbage", "", half};
+        gp_kv_t st[] = {{"gate-proxy.heartbeat", "x"}};
+        gp_kv_t dec[] = {{"stage", "CLEAR_TO_TEARDOWN"}};
+        for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+                put(bads[i]);
+                cr_assert_eq(gp_ctl_poll(c, false), -1);
+                snprintf(before, sizeof(before), "%s", slurp());
+                cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, err, sizeof(err)), GP_CTL_ERR,
+                             "status written into bad document %zu", i);
+                cr_assert_eq(gp_ctl_patch(c, dec, 1, &base, err, sizeof(err)), GP_CTL_ERR,
+                             "decision written into bad document %zu", i);
+                cr_assert_str_eq(slurp(), before, "bad document %zu changed", i);
+                cr_assert_eq(gp_ctl_current(c)->stage, GP_STAGE_TRANSITIONING);
+        }
+        unlink(path);
+        cr_assert_eq(gp_ctl_poll(c, false), -1);
+        cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, err, sizeof(err)), GP_CTL_ERR);
+        cr_assert(strstr(err, "not found"), "%s", err);
+        cr_assert_null(slurp(), "a deleted map was created again");
+        gp_ctl_destroy(c);
+}
+
+/* A map that parses but holds a bad value takes status keys (so
+ * gate-proxy.error can say why), compared on its own resourceVersion, and
+ * keeps the bad value; a decision waits for a valid map. */
+Test(ctlfile, status_goes_into_a_map_with_a_bad_value) {
+        gp_ctl_t *c = gp_ctl_new_file(path);
+        char err[512];
+        put(DOC("1", "GREEN", "TRANSITIONING", "false"));
+        cr_assert_eq(gp_ctl_poll(c, false), 1);
+        gp_control_t base = *gp_ctl_current(c);
+        put(DOC("2", "GREEN", "WARMING", "false"));
+        cr_assert_eq(gp_ctl_poll(c, false), -1);
+        gp_kv_t st[] = {{"gate-proxy.error", "bad stage"}};
+        cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, err, sizeof(err)), GP_CTL_OK, "%s", err);
+        gp_kv_t dec[] = {{"stage", "CLEAR_TO_TEARDOWN"}};
+        cr_assert_eq(gp_ctl_patch(c, dec, 1, &base, err, sizeof(err)), GP_CTL_ERR);
+        gp_cm_t *now = gp_ctlfile_load(path, err, sizeof(err));
+        cr_assert_str_eq(gp_cm_get(now, "stage"), "WARMING", "the bad value was replaced");
+        cr_assert_str_eq(gp_cm_get(now, "gate-proxy.error"), "bad stage");
+        cr_assert_str_eq(gp_cm_resource_version(now), "3");
+        gp_cm_destroy(now);
+        cr_assert_eq(gp_ctl_current(c)->stage, GP_STAGE_TRANSITIONING, "last good state kept");
+        cr_assert_neq(gp_ctl_error(c)[0], '\0');
+        gp_ctl_destroy(c);
+}
