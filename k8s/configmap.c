@@ -219,3 +219,7 @@ void gp_cm_remove_prefix(gp_cm_t *cm, const char *prefix) {
 char *gp_cm_render(const gp_cm_t *cm) {
         return cJSON_Print(cm->doc);
 }
+
+char *gp_cm_render_compact(const gp_cm_t *cm) {
+        return cJSON_PrintUnformatted(cm->doc);
+}

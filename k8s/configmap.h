@@ -38,5 +38,7 @@ void gp_cm_remove_prefix(gp_cm_t *cm, const char *prefix);
 
 /* The document as pretty JSON, malloc'd (caller frees); NULL on no memory. */
 char *gp_cm_render(const gp_cm_t *cm);
+/* The same, compact (one line), as the API server sends it. */
+char *gp_cm_render_compact(const gp_cm_t *cm);
 
 #endif

@@ -27,7 +27,8 @@ static const char *usage_main =
         "It reads each source topic S once and writes every record to S.blue or S.green\n"
         "in Kafka transactions, split at an event-time cutoff T that it chooses when a\n"
         "transition starts. It is steered by the blue/green ConfigMap of the Flink\n"
-        "Kubernetes Operator's advanced mode, here kept in a local JSON file.\n"
+        "Kubernetes Operator's advanced mode: the ConfigMap itself, through the\n"
+        "Kubernetes API, or a local JSON file holding one.\n"
         "\n"
         "Usage: gate-proxy <command> [options]\n"
         "\n"
@@ -39,6 +40,9 @@ static const char *usage_main =
         "  finish     after CLEAR_TO_TEARDOWN: gate-proxy finish --control cm.json\n"
         "  abort      give up a transition:    gate-proxy abort --control cm.json\n"
         "  status     show the map and the proxy's status keys\n"
+        "\n"
+        "  The operator commands take --k8s NAME [--namespace NS] [--kubeconfig PATH]\n"
+        "  instead of --control FILE to work on the ConfigMap in Kubernetes.\n"
         "\n"
         "  --list-config     print the configuration reference (Markdown)\n"
         "  --example-config  print an example configuration file\n"
@@ -56,21 +60,41 @@ static const char *usage_run =
         "  gate.pipeline=orders\n"
         "  gate.source.topics=orders\n"
         "  control.file=/var/run/gate-proxy/orders-configmap.json\n"
+        "or, with the map in Kubernetes, instead of control.file:\n"
+        "  control.k8s.configmap=orders-bluegreen-configmap\n"
         "\n"
         "Exit codes: 0 stopped cleanly; 1 fatal Kafka error (restart it); 2 bad\n"
         "command line or configuration; 3 fenced by a newer instance with the same\n"
         "transactional.id; 4 a source, colour or dead-letter topic is missing or has\n"
         "too few partitions; 5 the committed checkpoint cannot be read.\n";
 
+/* Where the map is: the end of every operator command's help. */
+#define USAGE_WHERE                                                                    \
+        "\n"                                                                           \
+        "Where the map is (one of):\n"                                                 \
+        "  --control FILE     a local JSON file (the proxy's control.file)\n"          \
+        "  --k8s NAME         the ConfigMap NAME through the Kubernetes API (the\n"    \
+        "                     proxy's control.k8s.configmap)\n"                        \
+        "  --namespace NS     its namespace (default: the pod's, else the kubeconfig\n" \
+        "                     context's, else default)\n"                              \
+        "  --kubeconfig PATH  how to reach the API server (default: in a pod its\n"    \
+        "                     service account, else $KUBECONFIG, else ~/.kube/config)\n" \
+        "With --k8s a change is written only if the map is still the one read\n"      \
+        "(resourceVersion); if it moved meanwhile (409 Conflict), it is read and\n"   \
+        "checked again, up to 5 times.\n"
+
 static const char *usage_init =
-        "Usage: gate-proxy init --control FILE [--active blue|green] [--name NAME] [--force]\n"
+        "Usage: gate-proxy init (--control FILE | --k8s NAME [--namespace NS]\n"
+        "                       [--kubeconfig PATH]) [--active blue|green] [--force]\n"
         "\n"
         "Writes a control map for a first deployment: every record goes to the active\n"
-        "colour (default blue). --name sets metadata.name (default gate-proxy-configmap).\n"
-        "Refuses to overwrite an existing file without --force.\n";
+        "colour (default blue). Refuses to overwrite an existing file or ConfigMap\n"
+        "without --force; with it, the map holds exactly the first-deployment keys.\n"
+        "With --k8s the ConfigMap is created (this needs the create verb).\n" USAGE_WHERE;
 
 static const char *usage_cutover =
-        "Usage: gate-proxy cutover --control FILE --to blue|green [--delay-ms D]\n"
+        "Usage: gate-proxy cutover (--control FILE | --k8s NAME [--namespace NS]\n"
+        "                          [--kubeconfig PATH]) --to blue|green [--delay-ms D]\n"
         "                          [--at T] [--align-ms A] [--wait] [--timeout S] [--force]\n"
         "\n"
         "Starts a transition to the given colour, as the operator would once the new\n"
@@ -87,28 +111,31 @@ static const char *usage_cutover =
         "               old colour, and routing stays unchanged\n"
         "  --wait       wait for CLEAR_TO_TEARDOWN, printing progress (--timeout S, default\n"
         "               600); exit 0 when cleared, 1 on timeout\n"
-        "  --force      start even while another transition is in progress\n";
+        "  --force      start even while another transition is in progress\n" USAGE_WHERE;
 
 static const char *usage_finish =
-        "Usage: gate-proxy finish --control FILE [--force]\n"
+        "Usage: gate-proxy finish (--control FILE | --k8s NAME [--namespace NS]\n"
+        "                         [--kubeconfig PATH]) [--force]\n"
         "\n"
         "What the operator does after it has stopped the old deployment: stage=RUNNING.\n"
-        "Refuses unless the proxy has written CLEAR_TO_TEARDOWN (or --force).\n";
+        "Refuses unless the proxy has written CLEAR_TO_TEARDOWN (or --force).\n" USAGE_WHERE;
 
 static const char *usage_abort =
-        "Usage: gate-proxy abort --control FILE [--to blue|green]\n"
+        "Usage: gate-proxy abort (--control FILE | --k8s NAME [--namespace NS]\n"
+        "                        [--kubeconfig PATH]) [--to blue|green]\n"
         "\n"
         "Abandons the transition, as the operator does: is-first-deployment=true,\n"
         "stage=FAILING, active-deployment-type=<survivor> (default: the colour that\n"
         "owned traffic before the transition). Every record then goes to the survivor;\n"
         "the proxy reports in gate-proxy.aborted-routed how many records had already\n"
-        "gone to the other colour.\n";
+        "gone to the other colour.\n" USAGE_WHERE;
 
 static const char *usage_status =
-        "Usage: gate-proxy status --control FILE [--json]\n"
+        "Usage: gate-proxy status (--control FILE | --k8s NAME [--namespace NS]\n"
+        "                         [--kubeconfig PATH]) [--json]\n"
         "\n"
         "Prints the control map: what is asked (operator keys) and what the proxy\n"
-        "reports (gate-proxy.* keys). --json prints the data as a JSON object.\n";
+        "reports (gate-proxy.* keys). --json prints the data as a JSON object.\n" USAGE_WHERE;
 
 static int want_help(int argc, char **argv) {
         for (int i = 1; i < argc; i++)
@@ -143,90 +170,122 @@ static int parse_num(const char *cmd, const char *opt, const char *s, int64_t mi
 
 /* ---- the operator's part ---------------------------------------------- */
 
-static int patch_file(const char *cmd, const char *path, const gp_kv_t *kv, size_t n,
-                      const char *create_name) {
-        char err[600];
-        if (gp_ctlfile_update(path, NULL, kv, n, create_name, err, sizeof(err)) != GP_CTL_OK) {
-                fprintf(stderr, "gate-proxy %s: %s\n", cmd, err);
-                return 1;
-        }
-        return 0;
-}
+/* How often a command reads, decides and writes again after a conflict. */
+#define CLI_ATTEMPTS 5
+#define AGAIN 2
 
 /* Loads and parses the map; prints why not and returns NULL. */
-static gp_cm_t *load(const char *cmd, const char *path, gp_control_t *ctl) {
+static gp_cm_t *load(const char *cmd, gp_ctl_t *ctl, gp_control_t *c) {
         char err[600];
-        gp_cm_t *cm = gp_ctlfile_load(path, err, sizeof(err));
+        gp_cm_t *cm = gp_ctl_load(ctl, err, sizeof(err));
         size_t n;
         if (!cm) {
                 fprintf(stderr, "gate-proxy %s: %s\n", cmd, err);
                 return NULL;
         }
         const gp_kv_t *kv = gp_cm_data(cm, &n);
-        if (ctl && gp_control_parse(ctl, kv, n, err, sizeof(err))) {
-                fprintf(stderr, "gate-proxy %s: %s: %s\n", cmd, path, err);
+        if (c && gp_control_parse(c, kv, n, err, sizeof(err))) {
+                fprintf(stderr, "gate-proxy %s: %s: %s\n", cmd, gp_ctl_describe(ctl), err);
                 gp_cm_destroy(cm);
                 return NULL;
         }
         return cm;
 }
 
-int gp_cli_init(const char *path, gp_colour_t active, int force) {
-        if (!force && access(path, F_OK) == 0) {
-                fprintf(stderr, "gate-proxy init: %s exists; use --force to overwrite it\n", path);
+/* Loads the map into *c and its resourceVersion into rv. 0 or 1. */
+static int load_control(const char *cmd, gp_ctl_t *ctl, gp_control_t *c, char *rv,
+                        size_t rvlen) {
+        gp_cm_t *cm = load(cmd, ctl, c);
+        if (!cm)
                 return 1;
-        }
-        if (force)
-                unlink(path);
+        snprintf(rv, rvlen, "%s", gp_cm_resource_version(cm));
+        gp_cm_destroy(cm);
+        return 0;
+}
+
+/* Writes patch: on a backend with compare-and-set (Kubernetes) only if
+ * the map is still at rv, else unconditionally (the file, as before).
+ * 0 written, AGAIN (the map moved: read and decide again), 1 failed. */
+static int update(const char *cmd, gp_ctl_t *ctl, const char *rv, const gp_kv_t *kv, size_t n,
+                  int attempt) {
+        char err[700];
+        int rc = gp_ctl_write(ctl, gp_ctl_cli_cas(ctl) ? rv : NULL, kv, n, err, sizeof(err));
+        if (rc == GP_CTL_OK)
+                return 0;
+        if (rc == GP_CTL_CONFLICT && attempt + 1 < CLI_ATTEMPTS)
+                return AGAIN;
+        if (rc == GP_CTL_CONFLICT)
+                fprintf(stderr, "gate-proxy %s: %s: the map kept changing (%d attempts): %s\n",
+                        cmd, gp_ctl_describe(ctl), CLI_ATTEMPTS, err);
+        else
+                fprintf(stderr, "gate-proxy %s: %s\n", cmd, err);
+        return 1;
+}
+
+int gp_cli_ctl_init(gp_ctl_t *ctl, gp_colour_t active, int force) {
+        char err[700];
         gp_kv_t kv[] = {{GP_KEY_ACTIVE, gp_colour_upper(active)},
                         {GP_KEY_STAGE, "RUNNING"},
                         {GP_KEY_FIRST, "true"},
                         {GP_KEY_DELAY, "0"}};
-        if (patch_file("init", path, kv, 4, "gate-proxy-configmap"))
+        int rc = gp_ctl_create(ctl, kv, 4, force, err, sizeof(err));
+        if (rc == GP_CTL_CONFLICT) {
+                fprintf(stderr, "gate-proxy init: %s exists; use --force to overwrite it\n",
+                        gp_ctl_describe(ctl));
                 return 1;
-        printf("%s: first deployment, every record goes to %s\n", path, gp_colour_name(active));
+        }
+        if (rc != GP_CTL_OK) {
+                fprintf(stderr, "gate-proxy init: %s\n", err);
+                return 1;
+        }
+        printf("%s: first deployment, every record goes to %s\n", gp_ctl_describe(ctl),
+               gp_colour_name(active));
         return 0;
 }
 
-int gp_cli_cutover(const char *path, const gp_cutover_opts_t *o) {
-        gp_control_t c;
-        gp_cm_t *cm = load("cutover", path, &c);
-        if (!cm)
-                return 1;
-        gp_cm_destroy(cm);
-        bool mid = !c.is_first &&
-                   (c.stage == GP_STAGE_INITIALIZING || c.stage == GP_STAGE_TRANSITIONING);
-        if (mid && !o->force) {
-                fprintf(stderr,
-                        "gate-proxy cutover: a transition to %s is in progress (stage %s); "
-                        "wait for it, `gate-proxy abort` it, or use --force\n",
-                        gp_colour_name(c.active), gp_stage_name(c.stage));
-                return 1;
-        }
-        if (!mid && c.active == o->to) {
-                fprintf(stderr, "gate-proxy cutover: %s is already the active colour; "
-                        "nothing to do\n", gp_colour_name(o->to));
-                return 1;
-        }
-        char d[24], at[24], al[24];
+int gp_cli_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
+        char d[24], at[24], al[24], rv[64];
         snprintf(d, sizeof(d), "%" PRId64, o->delay_ms);
         snprintf(at, sizeof(at), "%" PRId64, o->at);
         snprintf(al, sizeof(al), "%" PRId64, o->align_ms);
-        gp_kv_t kv[] = {
-                {GP_KEY_ACTIVE, gp_colour_upper(o->to)},
-                {GP_KEY_STAGE, "TRANSITIONING"},
-                {GP_KEY_FIRST, "false"},
-                {GP_KEY_DELAY, d},
-                {GP_KEY_WM_STAGE, NULL},
-                {GP_KEY_TOGGLE, NULL},
-                {GP_KEY_REQ_CUTOFF, o->at == GP_TS_NONE ? NULL : at},
-                {GP_KEY_REQ_ALIGN, o->align_ms > 0 ? al : NULL},
-        };
-        if (patch_file("cutover", path, kv, sizeof(kv) / sizeof(kv[0]), NULL))
-                return 1;
-        printf("%s: transition to %s started (delay %" PRId64 " ms%s%s)\n", path,
-               gp_colour_name(o->to), o->delay_ms, o->at == GP_TS_NONE ? "" : ", asked T=",
-               o->at == GP_TS_NONE ? "" : at);
+        for (int attempt = 0;; attempt++) {
+                gp_control_t c;
+                if (load_control("cutover", ctl, &c, rv, sizeof(rv)))
+                        return 1;
+                bool mid = !c.is_first && (c.stage == GP_STAGE_INITIALIZING ||
+                                           c.stage == GP_STAGE_TRANSITIONING);
+                if (mid && !o->force) {
+                        fprintf(stderr,
+                                "gate-proxy cutover: a transition to %s is in progress (stage "
+                                "%s); wait for it, `gate-proxy abort` it, or use --force\n",
+                                gp_colour_name(c.active), gp_stage_name(c.stage));
+                        return 1;
+                }
+                if (!mid && c.active == o->to) {
+                        fprintf(stderr, "gate-proxy cutover: %s is already the active colour; "
+                                "nothing to do\n", gp_colour_name(o->to));
+                        return 1;
+                }
+                gp_kv_t kv[] = {
+                        {GP_KEY_ACTIVE, gp_colour_upper(o->to)},
+                        {GP_KEY_STAGE, "TRANSITIONING"},
+                        {GP_KEY_FIRST, "false"},
+                        {GP_KEY_DELAY, d},
+                        {GP_KEY_WM_STAGE, NULL},
+                        {GP_KEY_TOGGLE, NULL},
+                        {GP_KEY_REQ_CUTOFF, o->at == GP_TS_NONE ? NULL : at},
+                        {GP_KEY_REQ_ALIGN, o->align_ms > 0 ? al : NULL},
+                };
+                int rc = update("cutover", ctl, rv, kv, sizeof(kv) / sizeof(kv[0]), attempt);
+                if (rc == AGAIN)
+                        continue;
+                if (rc)
+                        return 1;
+                break;
+        }
+        printf("%s: transition to %s started (delay %" PRId64 " ms%s%s)\n",
+               gp_ctl_describe(ctl), gp_colour_name(o->to), o->delay_ms,
+               o->at == GP_TS_NONE ? "" : ", asked T=", o->at == GP_TS_NONE ? "" : at);
         return 0;
 }
 
@@ -235,12 +294,12 @@ static const char *get(const gp_cm_t *cm, const char *key) {
         return v && *v ? v : "-";
 }
 
-int gp_cli_wait_clear(const char *path, int64_t timeout_ms, int quiet) {
+int gp_cli_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
         int64_t end = gp_mono_ms() + timeout_ms;
         char last[512] = "";
         while (gp_mono_ms() < end) {
                 char err[600];
-                gp_cm_t *cm = gp_ctlfile_load(path, err, sizeof(err));
+                gp_cm_t *cm = gp_ctl_load(ctl, err, sizeof(err));
                 if (cm) {
                         const char *stage = get(cm, GP_KEY_STAGE);
                         char line[512];
@@ -279,48 +338,60 @@ int gp_cli_wait_clear(const char *path, int64_t timeout_ms, int quiet) {
         return 1;
 }
 
-int gp_cli_finish(const char *path, int force) {
+int gp_cli_ctl_finish(gp_ctl_t *ctl, int force) {
         gp_control_t c;
-        gp_cm_t *cm = load("finish", path, &c);
-        if (!cm)
-                return 1;
-        gp_cm_destroy(cm);
-        if (c.stage != GP_STAGE_CLEAR_TO_TEARDOWN && !force) {
-                fprintf(stderr, "gate-proxy finish: stage is %s, not CLEAR_TO_TEARDOWN: the "
-                        "old deployment may still be owed records (use --force to override)\n",
-                        gp_stage_name(c.stage));
-                return 1;
+        char rv[64];
+        for (int attempt = 0;; attempt++) {
+                if (load_control("finish", ctl, &c, rv, sizeof(rv)))
+                        return 1;
+                if (c.stage != GP_STAGE_CLEAR_TO_TEARDOWN && !force) {
+                        fprintf(stderr, "gate-proxy finish: stage is %s, not CLEAR_TO_TEARDOWN: "
+                                "the old deployment may still be owed records (use --force "
+                                "to override)\n", gp_stage_name(c.stage));
+                        return 1;
+                }
+                gp_kv_t kv[] = {{GP_KEY_STAGE, "RUNNING"}};
+                int rc = update("finish", ctl, rv, kv, 1, attempt);
+                if (rc == AGAIN)
+                        continue;
+                if (rc)
+                        return 1;
+                break;
         }
-        gp_kv_t kv[] = {{GP_KEY_STAGE, "RUNNING"}};
-        if (patch_file("finish", path, kv, 1, NULL))
-                return 1;
-        printf("%s: stage=RUNNING, %s is the active colour\n", path, gp_colour_name(c.active));
+        printf("%s: stage=RUNNING, %s is the active colour\n", gp_ctl_describe(ctl),
+               gp_colour_name(c.active));
         return 0;
 }
 
-int gp_cli_abort(const char *path, int has_to, gp_colour_t to) {
-        gp_control_t c;
-        gp_cm_t *cm = load("abort", path, &c);
-        if (!cm)
-                return 1;
-        gp_cm_destroy(cm);
-        gp_colour_t survivor = has_to ? to : c.is_first ? c.active : gp_colour_other(c.active);
-        gp_kv_t kv[] = {{GP_KEY_ACTIVE, gp_colour_upper(survivor)},
-                        {GP_KEY_STAGE, "FAILING"},
-                        {GP_KEY_FIRST, "true"},
-                        {GP_KEY_WM_STAGE, NULL},
-                        {GP_KEY_TOGGLE, NULL},
-                        {GP_KEY_REQ_CUTOFF, NULL},
-                        {GP_KEY_REQ_ALIGN, NULL}};
-        if (patch_file("abort", path, kv, sizeof(kv) / sizeof(kv[0]), NULL))
-                return 1;
-        printf("%s: transition abandoned, every record goes to %s\n", path,
+int gp_cli_ctl_abort(gp_ctl_t *ctl, int has_to, gp_colour_t to) {
+        gp_colour_t survivor = to;
+        char rv[64];
+        for (int attempt = 0;; attempt++) {
+                gp_control_t c;
+                if (load_control("abort", ctl, &c, rv, sizeof(rv)))
+                        return 1;
+                survivor = has_to ? to : c.is_first ? c.active : gp_colour_other(c.active);
+                gp_kv_t kv[] = {{GP_KEY_ACTIVE, gp_colour_upper(survivor)},
+                                {GP_KEY_STAGE, "FAILING"},
+                                {GP_KEY_FIRST, "true"},
+                                {GP_KEY_WM_STAGE, NULL},
+                                {GP_KEY_TOGGLE, NULL},
+                                {GP_KEY_REQ_CUTOFF, NULL},
+                                {GP_KEY_REQ_ALIGN, NULL}};
+                int rc = update("abort", ctl, rv, kv, sizeof(kv) / sizeof(kv[0]), attempt);
+                if (rc == AGAIN)
+                        continue;
+                if (rc)
+                        return 1;
+                break;
+        }
+        printf("%s: transition abandoned, every record goes to %s\n", gp_ctl_describe(ctl),
                gp_colour_name(survivor));
         return 0;
 }
 
-int gp_cli_status(const char *path, int json) {
-        gp_cm_t *cm = load("status", path, NULL);
+int gp_cli_ctl_status(gp_ctl_t *ctl, int json) {
+        gp_cm_t *cm = load("status", ctl, NULL);
         size_t n;
         if (!cm)
                 return 1;
@@ -348,7 +419,8 @@ int gp_cli_status(const char *path, int json) {
         }
         gp_control_t c;
         char err[400], tbuf[40];
-        printf("control     %s (resourceVersion %s)\n", path, gp_cm_resource_version(cm));
+        printf("control     %s (resourceVersion %s)\n", gp_ctl_describe(ctl),
+               gp_cm_resource_version(cm));
         if (gp_control_parse(&c, kv, n, err, sizeof(err)))
                 printf("INVALID     %s\n", err);
         else
@@ -373,6 +445,38 @@ int gp_cli_status(const char *path, int json) {
         printf("error       %s\n", get(cm, "gate-proxy.error"));
         gp_cm_destroy(cm);
         return 0;
+}
+
+/* The commands on a control file, by path (the demo uses these). */
+#define ON_FILE(call)                                                                  \
+        do {                                                                           \
+                gp_ctl_t *ctl = gp_ctl_new_file(path);                                 \
+                if (!ctl) {                                                            \
+                        fprintf(stderr, "gate-proxy: out of memory\n");                \
+                        return 1;                                                      \
+                }                                                                      \
+                int rc_ = (call);                                                      \
+                gp_ctl_destroy(ctl);                                                   \
+                return rc_;                                                            \
+        } while (0)
+
+int gp_cli_init(const char *path, gp_colour_t active, int force) {
+        ON_FILE(gp_cli_ctl_init(ctl, active, force));
+}
+int gp_cli_cutover(const char *path, const gp_cutover_opts_t *o) {
+        ON_FILE(gp_cli_ctl_cutover(ctl, o));
+}
+int gp_cli_wait_clear(const char *path, int64_t timeout_ms, int quiet) {
+        ON_FILE(gp_cli_ctl_wait_clear(ctl, timeout_ms, quiet));
+}
+int gp_cli_finish(const char *path, int force) {
+        ON_FILE(gp_cli_ctl_finish(ctl, force));
+}
+int gp_cli_abort(const char *path, int has_to, gp_colour_t to) {
+        ON_FILE(gp_cli_ctl_abort(ctl, has_to, to));
+}
+int gp_cli_status(const char *path, int json) {
+        ON_FILE(gp_cli_ctl_status(ctl, json));
 }
 
 /* ---- run ----------------------------------------------------------------- */
@@ -449,7 +553,7 @@ fail:
 /* ---- the operator commands' options ------------------------------------ */
 
 enum { O_CONTROL = 1, O_TO, O_DELAY, O_AT, O_ALIGN, O_WAIT, O_TIMEOUT, O_FORCE, O_JSON,
-       O_ACTIVE, O_NAME };
+       O_ACTIVE, O_NAME, O_K8S, O_NAMESPACE, O_KUBECONFIG };
 
 static const struct option opts[] = {
         {"control", required_argument, 0, O_CONTROL}, {"to", required_argument, 0, O_TO},
@@ -457,11 +561,14 @@ static const struct option opts[] = {
         {"align-ms", required_argument, 0, O_ALIGN},   {"wait", no_argument, 0, O_WAIT},
         {"timeout", required_argument, 0, O_TIMEOUT},  {"force", no_argument, 0, O_FORCE},
         {"json", no_argument, 0, O_JSON},              {"active", required_argument, 0, O_ACTIVE},
-        {"name", required_argument, 0, O_NAME},        {0, 0, 0, 0},
+        {"name", required_argument, 0, O_NAME},        {"k8s", required_argument, 0, O_K8S},
+        {"namespace", required_argument, 0, O_NAMESPACE},
+        {"kubeconfig", required_argument, 0, O_KUBECONFIG},
+        {0, 0, 0, 0},
 };
 
 static int cmd_operator(const char *cmd, const char *usage, int argc, char **argv) {
-        const char *control = NULL;
+        const char *control = NULL, *k8s = NULL, *ns = NULL, *kubeconfig = NULL;
         gp_cutover_opts_t co = {.at = GP_TS_NONE};
         int has_to = 0, wait = 0, force = 0, json = 0;
         int64_t timeout_s = 600;
@@ -477,6 +584,9 @@ static int cmd_operator(const char *cmd, const char *usage, int argc, char **arg
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
                 switch (c) {
                 case O_CONTROL: control = optarg; break;
+                case O_K8S: k8s = optarg; break;
+                case O_NAMESPACE: ns = optarg; break;
+                case O_KUBECONFIG: kubeconfig = optarg; break;
                 case O_TO:
                         if (parse_colour(cmd, optarg, &co.to))
                                 return GP_EXIT_USAGE;
@@ -521,23 +631,44 @@ static int cmd_operator(const char *cmd, const char *usage, int argc, char **arg
         }
         if (optind < argc)
                 return bad_usage(cmd, "unexpected argument");
-        if (!control)
-                return bad_usage(cmd, "--control FILE is required");
+        if (!control && !k8s)
+                return bad_usage(cmd, "--control FILE or --k8s NAME is required");
+        if (control && k8s)
+                return bad_usage(cmd, "give --control FILE or --k8s NAME, not both");
+        if (!k8s && (ns || kubeconfig))
+                return bad_usage(cmd, ns ? "--namespace needs --k8s NAME"
+                                         : "--kubeconfig needs --k8s NAME");
+        if (!strcmp(cmd, "cutover") && !has_to)
+                return bad_usage(cmd, "--to blue|green is required");
 
-        if (!strcmp(cmd, "init"))
-                return gp_cli_init(control, active, force);
-        if (!strcmp(cmd, "cutover")) {
-                if (!has_to)
-                        return bad_usage(cmd, "--to blue|green is required");
-                co.force = force;
-                int rc = gp_cli_cutover(control, &co);
-                return rc || !wait ? rc : gp_cli_wait_clear(control, timeout_s * 1000, 0);
+        gp_ctl_t *ctl;
+        if (k8s) {
+                char err[800];
+                if (!(ctl = gp_ctl_new_k8s(k8s, ns, kubeconfig, false, err, sizeof(err)))) {
+                        fprintf(stderr, "gate-proxy %s: %s\n", cmd, err);
+                        return 1;
+                }
+        } else if (!(ctl = gp_ctl_new_file(control))) {
+                fprintf(stderr, "gate-proxy %s: out of memory\n", cmd);
+                return 1;
         }
-        if (!strcmp(cmd, "finish"))
-                return gp_cli_finish(control, force);
-        if (!strcmp(cmd, "abort"))
-                return gp_cli_abort(control, has_to, co.to);
-        return gp_cli_status(control, json);
+        int rc;
+        if (!strcmp(cmd, "init")) {
+                rc = gp_cli_ctl_init(ctl, active, force);
+        } else if (!strcmp(cmd, "cutover")) {
+                co.force = force;
+                rc = gp_cli_ctl_cutover(ctl, &co);
+                if (!rc && wait)
+                        rc = gp_cli_ctl_wait_clear(ctl, timeout_s * 1000, 0);
+        } else if (!strcmp(cmd, "finish")) {
+                rc = gp_cli_ctl_finish(ctl, force);
+        } else if (!strcmp(cmd, "abort")) {
+                rc = gp_cli_ctl_abort(ctl, has_to, co.to);
+        } else {
+                rc = gp_cli_ctl_status(ctl, json);
+        }
+        gp_ctl_destroy(ctl);
+        return rc;
 }
 
 int gp_cli_main(int argc, char **argv) {

@@ -1,5 +1,6 @@
 /* proxy/cli.h: the commands that play the operator's part on the control
- * map (init, cutover, finish, abort, status), usable without Kubernetes.
+ * map (init, cutover, finish, abort, status), on a file or on the
+ * ConfigMap in Kubernetes.
  * Each returns a process exit code and prints what it did. */
 #ifndef GP_PROXY_CLI_H
 #define GP_PROXY_CLI_H
@@ -7,6 +8,7 @@
 #include <stdint.h>
 
 #include "gate/types.h"
+#include "proxy/control.h"
 
 typedef struct gp_cutover_opts {
         gp_colour_t to;
@@ -16,6 +18,18 @@ typedef struct gp_cutover_opts {
         int force;           /* start even if a transition is in progress */
 } gp_cutover_opts_t;
 
+/* The commands on a control map of any backend (proxy/control.h): each
+ * reads the map, checks it, and writes its change; on a backend with
+ * compare-and-set (Kubernetes) the change is written only if the map is
+ * still the one read, else it is read and checked again (5 attempts). */
+int gp_cli_ctl_init(gp_ctl_t *c, gp_colour_t active, int force);
+int gp_cli_ctl_cutover(gp_ctl_t *c, const gp_cutover_opts_t *o);
+int gp_cli_ctl_wait_clear(gp_ctl_t *c, int64_t timeout_ms, int quiet);
+int gp_cli_ctl_finish(gp_ctl_t *c, int force);
+int gp_cli_ctl_abort(gp_ctl_t *c, int has_to, gp_colour_t to);
+int gp_cli_ctl_status(gp_ctl_t *c, int json);
+
+/* The same on a control file, by path. */
 int gp_cli_init(const char *path, gp_colour_t active, int force);
 int gp_cli_cutover(const char *path, const gp_cutover_opts_t *o);
 /* Waits until the proxy writes CLEAR_TO_TEARDOWN; prints progress. */

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "gate/timeparse.h"
+#include "k8s/kubeconfig.h"
 
 #define TOPIC_MAX 249 /* Kafka's limit on a topic name */
 #define ID_MAX 249    /* transactional.id / group.id after expansion */
@@ -184,6 +185,22 @@ static int check_path(const char *v, char *why, size_t whylen) {
         return 0;
 }
 
+static int check_configmap_name(const char *v, char *why, size_t whylen) {
+        if (!gp_k8s_name_ok(v))
+                return seterr(why, whylen,
+                              "expected a ConfigMap name: lower-case letters, digits, '-' and "
+                              "'.', at most 253, e.g. orders-bluegreen-configmap");
+        return 0;
+}
+
+static int check_namespace(const char *v, char *why, size_t whylen) {
+        if (!gp_k8s_namespace_ok(v))
+                return seterr(why, whylen,
+                              "expected a namespace name: lower-case letters, digits and '-', "
+                              "at most 63");
+        return 0;
+}
+
 static int check_event_time(const char *v, char *why, size_t whylen) {
         if (strcmp(v, "kafka-timestamp") == 0)
                 return 0;
@@ -264,8 +281,12 @@ typedef struct prop {
         const char *section; /* starts a section in the documents */
         const char *name;
         prop_type_t type;
-        const char *def;     /* as written in a file; NULL: required */
-        const char *example; /* required keys: value in the example file */
+        const char *def;     /* as written in a file; NULL: required, unless optional */
+        const char *example; /* required and optional keys: value in the example file */
+        bool optional;       /* no default and not required (gp_conf_finalize may
+                              * still ask for one of several) */
+        const char *unset;   /* optional keys: what leaving it unset means */
+        bool example_set;    /* optional keys: set in the example file */
         int64_t min, max;    /* PT_INT, PT_MS */
         bool minus1;         /* PT_INT: -1 ("broker default") also allowed */
         const char *const *words;          /* PT_ENUM, NULL-terminated */
@@ -537,13 +558,56 @@ static const prop_t props[] = {
          .name = "control.file",
          .type = PT_STR,
          .example = "/var/lib/gate-proxy/bluegreen.json",
+         .optional = true,
+         .unset = "the map is read from Kubernetes (control.k8s.configmap)",
+         .example_set = true,
          .check = check_path,
          .allowed = "file path",
          FIELD(control_file),
          .desc = "Path of the local JSON file that holds the blue/green ConfigMap "
-                 "data; the proxy reads the requested transition from it and writes "
-                 "its decisions and status back. Example: "
-                 "/var/lib/gate-proxy/bluegreen.json."},
+                 "document; the proxy reads the requested transition from it and writes "
+                 "its decisions and status back. Set exactly one of control.file and "
+                 "control.k8s.configmap. Example: /var/lib/gate-proxy/bluegreen.json."},
+        {.name = "control.k8s.configmap",
+         .type = PT_STR,
+         .example = "orders-bluegreen-configmap",
+         .optional = true,
+         .unset = "the map is a local file (control.file)",
+         .check = check_configmap_name,
+         .allowed = "ConfigMap name",
+         FIELD(k8s_configmap),
+         .desc = "Name of the blue/green ConfigMap in Kubernetes, which the Flink "
+                 "Kubernetes Operator names NAME-configmap, NAME being the "
+                 "FlinkBlueGreenDeployment's. The proxy watches "
+                 "it and patches it (compare-and-set on its resourceVersion); its Role "
+                 "needs get, watch and patch on exactly this ConfigMap (resourceNames). "
+                 "Set exactly one of control.file and control.k8s.configmap."},
+        {.name = "control.k8s.namespace",
+         .type = PT_STR,
+         .example = "flink",
+         .optional = true,
+         .unset = "the pod's namespace (from its service account), else the kubeconfig "
+                  "context's namespace, else default",
+         .check = check_namespace,
+         .allowed = "namespace name",
+         FIELD(k8s_namespace),
+         .desc = "Namespace of control.k8s.configmap. Example: flink when the "
+                 "FlinkBlueGreenDeployment lives there and the proxy runs elsewhere."},
+        {.name = "control.k8s.kubeconfig",
+         .type = PT_STR,
+         .example = "/etc/gate-proxy/kubeconfig",
+         .optional = true,
+         .unset = "in a pod, its service account (KUBERNETES_SERVICE_HOST and "
+                  "/var/run/secrets/kubernetes.io/serviceaccount); elsewhere the first "
+                  "file of KUBECONFIG, else ~/.kube/config",
+         .check = check_path,
+         .allowed = "file path",
+         FIELD(k8s_kubeconfig),
+         .desc = "Kubeconfig file to reach the API server with: its current-context "
+                 "gives the server, the CA (certificate-authority or -data) and the "
+                 "credentials (token, tokenFile, or client-certificate and client-key). "
+                 "TLS is always verified. Example: /etc/gate-proxy/kubeconfig when the "
+                 "proxy runs outside the cluster."},
 
         /* process */
         {.section = "Process",
@@ -1073,7 +1137,7 @@ int gp_conf_finalize(gp_conf_t *conf, char *err, size_t errlen) {
         /* Required keys, in table order. */
         for (size_t i = 0; i < N_PROPS; i++) {
                 const prop_t *p = &props[i];
-                if (p->def)
+                if (p->def || p->optional)
                         continue;
                 if (!*(char **)(void *)((char *)conf + p->off))
                         return seterr(err, errlen,
@@ -1112,6 +1176,22 @@ int gp_conf_finalize(gp_conf_t *conf, char *err, size_t errlen) {
                               conf->topic_green);
         if (check_dlq_template(conf->dlq_topic, why, sizeof why) != 0)
                 return seterr(err, errlen, "gate.dlq.topic: %s", why);
+
+        /* Exactly one control backend. */
+        if (!conf->control_file && !conf->k8s_configmap)
+                return seterr(err, errlen,
+                              "control.file or control.k8s.configmap: one is required (e.g. "
+                              "control.file=/var/lib/gate-proxy/bluegreen.json, or "
+                              "control.k8s.configmap=orders-bluegreen-configmap)");
+        if (conf->control_file && conf->k8s_configmap)
+                return seterr(err, errlen,
+                              "control.k8s.configmap: control.file is set too; set only one "
+                              "of them");
+        if (!conf->k8s_configmap && (conf->k8s_namespace || conf->k8s_kubeconfig))
+                return seterr(err, errlen,
+                              "%s: needs control.k8s.configmap (the map is in control.file)",
+                              conf->k8s_namespace ? "control.k8s.namespace"
+                                                  : "control.k8s.kubeconfig");
 
         /* Derived values. */
         if (expand_pipeline(conf, &conf->transactional_id, "gate.transactional.id", ID_MAX,
@@ -1197,6 +1277,8 @@ static void md_type(FILE *out, const prop_t *p) {
 static void md_default(FILE *out, const prop_t *p) {
         if (p->def)
                 fprintf(out, "`%s`", p->def);
+        else if (p->optional)
+                fputs("unset", out);
         else
                 fputs("required", out);
 }
@@ -1268,7 +1350,10 @@ void gp_conf_write_markdown(FILE *out) {
                 md_type(out, p);
                 fputs("\n- Default: ", out);
                 md_default(out, p);
-                if (!p->def)
+                if (p->optional) {
+                        fputs(": ", out);
+                        md_text(out, p->unset);
+                } else if (!p->def)
                         fprintf(out, " (e.g. `%s`)", p->example);
                 fputs("\n", out);
         }
@@ -1313,10 +1398,17 @@ void gp_conf_write_example(FILE *out) {
                 comment_wrapped(out, p->desc, 78);
                 type_text(p, type, sizeof type);
                 fprintf(out, "# Allowed: %s.\n", type);
-                if (p->def)
+                if (p->def) {
                         fprintf(out, "#%s=%s\n", p->name, p->def);
-                else
+                } else if (p->optional) {
+                        char unset[512];
+                        snprintf(unset, sizeof unset, "Unset: %s.", p->unset);
+                        comment_wrapped(out, unset, 78);
+                        fprintf(out, "%s%s=%s\n", p->example_set ? "" : "#", p->name,
+                                p->example);
+                } else {
                         fprintf(out, "# Required.\n%s=%s\n", p->name, p->example);
+                }
         }
         fputs("\n## librdkafka (kafka.*)\n\n", out);
         comment_wrapped(out,

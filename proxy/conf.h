@@ -69,8 +69,11 @@ typedef struct gp_conf {
         int64_t discovery_ms;        /* gate.discovery.interval.ms */
         int64_t status_interval_ms;  /* gate.status.interval.ms */
 
-        /* control */
+        /* control: exactly one of control.file and control.k8s.configmap */
         char *control_file;          /* control.file */
+        char *k8s_configmap;         /* control.k8s.configmap */
+        char *k8s_namespace;         /* control.k8s.namespace, NULL: the pod's */
+        char *k8s_kubeconfig;        /* control.k8s.kubeconfig, NULL: in-cluster or default */
 
         /* process */
         char *log_level;             /* log.level: error|warn|info|debug */
@@ -103,7 +106,8 @@ int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size
                         char *err, size_t errlen);
 
 /* Cross-field checks and derived values (required keys present, templates
- * contain {topic}, defaults that depend on gate.pipeline, topics split).
+ * contain {topic}, defaults that depend on gate.pipeline, topics split,
+ * exactly one control backend: control.file or control.k8s.configmap).
  * "<key>: <reason>" in err, return -1. Afterwards transactional_id,
  * group_id and dlq_topic are plain names ({pipeline} expanded); topic_blue
  * and topic_green stay templates for gp_conf_topic_name. */

@@ -1,5 +1,6 @@
 /* proxy/control.c: the last good control, and compare-and-set writes with
- * re-read and retry. The backends live in proxy/ctlfile.c (and later k8s/). */
+ * re-read and retry. The backends live in proxy/ctlfile.c and
+ * proxy/ctlk8s.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,4 +120,33 @@ int gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n, const gp_control_t
         snprintf(err, errlen, "%s: still conflicting after 8 attempts",
                  c->ops->describe(c->be));
         return GP_CTL_ERR;
+}
+
+gp_cm_t *gp_ctl_load(gp_ctl_t *c, char *err, size_t errlen) {
+        gp_cm_t *doc = NULL;
+        bool changed = false;
+        if (c->ops->read(c->be, true, &doc, &changed, err, errlen) != GP_CTL_OK)
+                return NULL;
+        if (!doc)
+                snprintf(err, errlen, "%s: no document", c->ops->describe(c->be));
+        return doc;
+}
+
+int gp_ctl_write(gp_ctl_t *c, const char *expected_rv, const gp_kv_t *patch, size_t n,
+                 char *err, size_t errlen) {
+        return c->ops->write(c->be, expected_rv, patch, n, err, errlen);
+}
+
+int gp_ctl_create(gp_ctl_t *c, const gp_kv_t *data, size_t n, bool replace, char *err,
+                  size_t errlen) {
+        if (!c->ops->create) {
+                snprintf(err, errlen, "%s: cannot be created from here",
+                         c->ops->describe(c->be));
+                return GP_CTL_ERR;
+        }
+        return c->ops->create(c->be, data, n, replace, err, errlen);
+}
+
+bool gp_ctl_cli_cas(const gp_ctl_t *c) {
+        return c->ops->cli_cas;
 }

@@ -1,7 +1,8 @@
 /* proxy/control.h: where the blue/green ConfigMap lives, behind one API.
  *
  * Backends: a local file holding the ConfigMap JSON (control.file, the
- * embedded default); the Kubernetes API comes later behind the same calls.
+ * embedded default, proxy/ctlfile.c), and the ConfigMap itself through the
+ * Kubernetes API (control.k8s.configmap, proxy/ctlk8s.c).
  * The proxy reads the map between transactions and keeps the last good
  * control; a bad map never replaces it, the error is kept for the status.
  * Writes are compare-and-set on metadata.resourceVersion: on a conflict
@@ -36,11 +37,31 @@ typedef struct gp_ctl_ops {
                      char *err, size_t errlen);
         void (*destroy)(void *be);
         const char *(*describe)(void *be);
+        /* Creates the document with exactly these data; replace: also when
+         * it exists (other keys are dropped). GP_CTL_OK, GP_CTL_CONFLICT
+         * (it exists) or GP_CTL_ERR. */
+        int (*create)(void *be, const gp_kv_t *data, size_t n, bool replace, char *err,
+                      size_t errlen);
+        /* The CLI writes with the resourceVersion it read as the
+         * precondition, and reads and decides again on a conflict (the
+         * API server); false: it writes without one (the file, whose
+         * update is atomic under its lock). */
+        bool cli_cas;
 } gp_ctl_ops_t;
 
 gp_ctl_t *gp_ctl_new(const gp_ctl_ops_t *ops, void *be);
 /* The file backend. */
 gp_ctl_t *gp_ctl_new_file(const char *path);
+/* The Kubernetes backend: ConfigMap name in namespace ns (NULL or "": the
+ * pod's namespace from its service account, else the kubeconfig context's,
+ * else "default"), reached through kubeconfig (NULL or "": in-cluster when
+ * KUBERNETES_SERVICE_HOST is set, else $KUBECONFIG or ~/.kube/config).
+ * watch: a thread keeps the newest copy, so a read never waits for the
+ * network (the proxy; it waits up to 5 s here for the first answer);
+ * without it every read is a GET (the CLI). NULL with the reason in err:
+ * a bad kubeconfig or name, never the network. */
+gp_ctl_t *gp_ctl_new_k8s(const char *name, const char *ns, const char *kubeconfig, bool watch,
+                         char *err, size_t errlen);
 void gp_ctl_destroy(gp_ctl_t *c);
 const char *gp_ctl_describe(const gp_ctl_t *c);
 
@@ -60,6 +81,17 @@ const gp_cm_t *gp_ctl_document(const gp_ctl_t *c);
  * transition base described. GP_CTL_OK, GP_CTL_DROPPED or GP_CTL_ERR. */
 int gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n, const gp_control_t *base,
                  char *err, size_t errlen);
+
+/* For the CLI, which decides for itself: the document as it is now
+ * (caller destroys; NULL with err); a backend write as is (no re-read, no
+ * transition check): GP_CTL_OK, GP_CTL_CONFLICT or GP_CTL_ERR; the
+ * backend's create; whether its writes take a precondition (cli_cas). */
+gp_cm_t *gp_ctl_load(gp_ctl_t *c, char *err, size_t errlen);
+int gp_ctl_write(gp_ctl_t *c, const char *expected_rv, const gp_kv_t *patch, size_t n,
+                 char *err, size_t errlen);
+int gp_ctl_create(gp_ctl_t *c, const gp_kv_t *data, size_t n, bool replace, char *err,
+                  size_t errlen);
+bool gp_ctl_cli_cas(const gp_ctl_t *c);
 
 /* File helpers shared with the CLI: read a document from a file; apply a
  * patch under the file's lock (expected_rv NULL: no precondition;

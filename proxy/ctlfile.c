@@ -196,7 +196,28 @@ static const char *f_describe(void *be) {
         return ((ctlfile_t *)be)->path;
 }
 
-static const gp_ctl_ops_t file_ops = {f_read, f_write, f_destroy, f_describe};
+/* The map as `gate-proxy init` writes it: exactly data. */
+static int f_create(void *be, const gp_kv_t *data, size_t n, bool replace, char *err,
+                    size_t errlen) {
+        ctlfile_t *f = be;
+        if (access(f->path, F_OK) == 0) {
+                if (!replace) {
+                        snprintf(err, errlen, "%s exists", f->path);
+                        return GP_CTL_CONFLICT;
+                }
+                unlink(f->path);
+        }
+        return locked_update(f->path, NULL, data, n, "gate-proxy-configmap", err, errlen);
+}
+
+static const gp_ctl_ops_t file_ops = {
+        .read = f_read,
+        .write = f_write,
+        .destroy = f_destroy,
+        .describe = f_describe,
+        .create = f_create,
+        .cli_cas = false,
+};
 
 gp_ctl_t *gp_ctl_new_file(const char *path) {
         ctlfile_t *f = calloc(1, sizeof(*f));

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <librdkafka/rdkafka.h>
 
@@ -74,7 +75,7 @@ struct gp_proxy {
         int64_t next_ctl_check; /* inside a transaction window */
         int ctl_pending;        /* a poll result seen inside the window */
         char last_refusal[256];
-        char status_error[512];
+        char ctl_error[512]; /* the control-map error last logged */
 
         uint64_t dr_errors; /* at-least-once: failed deliveries since the last commit */
         int64_t txn_begin;      /* gp_mono_ms() when the open transaction began, -1: none */
@@ -432,9 +433,16 @@ static bool txn_retry(const char *what, rd_kafka_error_t *e, int *tries) {
         if (!rd_kafka_error_is_retriable(e) || rd_kafka_error_txn_requires_abort(e) ||
             rd_kafka_error_is_fatal(e) || ++*tries >= TXN_TRIES)
                 return false;
-        gp_warn("%s: %s (%s); calling it again (%d of %d)", what, rd_kafka_error_string(e),
-                rd_kafka_err2name(rd_kafka_error_code(e)), *tries + 1, TXN_TRIES);
+        /* A pause first, growing to 3 s: an error that comes at once
+         * (_TRANSPORT while the broker is down) would use up the calls in
+         * no time; each call itself waits up to TIMEOUT_MS. */
+        int64_t ms = *tries * 500 < 3000 ? *tries * 500 : 3000;
+        gp_warn("%s: %s (%s); calling it again in %" PRId64 " ms (%d of %d)", what,
+                rd_kafka_error_string(e), rd_kafka_err2name(rd_kafka_error_code(e)), ms,
+                *tries + 1, TXN_TRIES);
         rd_kafka_error_destroy(e);
+        nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L},
+                  NULL);
         return true;
 }
 
@@ -692,6 +700,20 @@ static txres_t abort_txn(gp_proxy_t *p) {
 
 /* ---- control, decisions, status --------------------------------------- */
 
+/* gate-proxy.error: the first of a bad control map, a refused request,
+ * held partitions; "" when all is well. Each source keeps its own, so one
+ * clearing does not hide another. */
+static const char *current_error(const gp_proxy_t *p) {
+        if (p->ctl_error[0])
+                return p->ctl_error;
+        if (p->last_refusal[0])
+                return p->last_refusal;
+        for (int i = 0; i < p->n_topics; i++)
+                if (p->topics[i].held[0])
+                        return p->topics[i].held;
+        return "";
+}
+
 static void status_write(gp_proxy_t *p, int64_t now, const gp_wm_view_t *wv) {
         char v[12][40], hb[40];
         gp_stats_t s;
@@ -718,7 +740,7 @@ static void status_write(gp_proxy_t *p, int64_t now, const gp_wm_view_t *wv) {
                 {"gate-proxy.cutoff", v[2]},        {"gate-proxy.watermark", v[3]},
                 {"gate-proxy.count.blue", v[4]},    {"gate-proxy.count.green", v[5]},
                 {"gate-proxy.count.dlq", v[6]},     {"gate-proxy.count.late", v[7]},
-                {"gate-proxy.aborted-routed", v[8]}, {"gate-proxy.error", p->status_error},
+                {"gate-proxy.aborted-routed", v[8]}, {"gate-proxy.error", current_error(p)},
                 {"gate-proxy.heartbeat", hb},
         };
         char err[512];
@@ -769,23 +791,15 @@ static void publish(gp_proxy_t *p, int64_t mono) {
         }
 }
 
-static void set_error(gp_proxy_t *p, const char *msg) {
-        snprintf(p->status_error, sizeof(p->status_error), "%s", msg);
-}
-
 static void boundary(gp_proxy_t *p, int64_t now, int64_t mono, gp_wm_view_t *wv) {
         int rc = p->ctl_pending ? p->ctl_pending : gp_ctl_poll(p->ctl, false);
         p->ctl_pending = 0;
-        if (rc < 0) {
-                if (strcmp(p->status_error, gp_ctl_error(p->ctl))) {
-                        gp_warn("control map invalid, keeping the last good state: %s",
-                                gp_ctl_error(p->ctl));
-                        set_error(p, gp_ctl_error(p->ctl));
-                }
-        } else if (rc == 1 && p->status_error[0] && !p->last_refusal[0]) {
+        const char *cerr = gp_ctl_error(p->ctl);
+        if (rc < 0 && strcmp(p->ctl_error, cerr))
+                gp_warn("control map invalid, keeping the last good state: %s", cerr);
+        else if (rc >= 0 && p->ctl_error[0])
                 gp_info("control map valid again");
-                set_error(p, "");
-        }
+        snprintf(p->ctl_error, sizeof(p->ctl_error), "%s", rc < 0 ? cerr : "");
         const gp_control_t *ctl = gp_ctl_current(p->ctl);
 
         gp_gate_watermark((const gp_part_t *const *)p->pptrs, p->n_pptrs, &p->gconf, now, wv);
@@ -827,13 +841,9 @@ static void boundary(gp_proxy_t *p, int64_t now, int64_t mono, gp_wm_view_t *wv)
                 if (strcmp(p->last_refusal, st.err)) {
                         gp_warn("request refused, routing unchanged: %s", st.err);
                         snprintf(p->last_refusal, sizeof(p->last_refusal), "%s", st.err);
-                        set_error(p, st.err);
                 }
-        } else if (p->last_refusal[0]) {
+        } else
                 p->last_refusal[0] = '\0';
-                if (!gp_ctl_error(p->ctl)[0])
-                        set_error(p, "");
-        }
         publish(p, mono);
 }
 
@@ -863,18 +873,12 @@ static void discover(gp_proxy_t *p) {
                                          "until then", t->name, n, err, t->n, n - 1);
                                 t->held_logged = mono;
                         }
-                        /* The status shows it unless another error is there
-                         * (a bad control map, a refused request). */
-                        if (!p->status_error[0] || !strcmp(p->status_error, t->held))
-                                set_error(p, err);
                         snprintf(t->held, sizeof(t->held), "%s", err);
                         continue;
                 }
                 if (t->held[0]) {
                         gp_info("the colour topics of %s have %d partitions now: the held "
                                 "partitions %d-%d are read", t->name, n, t->n, n - 1);
-                        if (!strcmp(p->status_error, t->held))
-                                set_error(p, "");
                         t->held[0] = '\0';
                 }
                 gp_info("%s grew from %d to %d partitions; reading the new ones from the "
@@ -911,7 +915,11 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                 snprintf(err, errlen, "gate.event-time: %s", e2);
                 goto fail;
         }
-        if (!(p->ctl = gp_ctl_new_file(conf->control_file))) {
+        if (conf->k8s_configmap) {
+                if (!(p->ctl = gp_ctl_new_k8s(conf->k8s_configmap, conf->k8s_namespace,
+                                              conf->k8s_kubeconfig, true, err, errlen)))
+                        goto fail;
+        } else if (!(p->ctl = gp_ctl_new_file(conf->control_file))) {
                 snprintf(err, errlen, "out of memory");
                 goto fail;
         }

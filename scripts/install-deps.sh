@@ -8,7 +8,7 @@ set -euo pipefail
 
 what=${1:-build}
 pkgs=(build-essential cmake ninja-build pkg-config
-      librdkafka-dev libcjson-dev libcurl4-openssl-dev libavro-dev)
+      librdkafka-dev libcjson-dev libcurl4-openssl-dev libyaml-dev libavro-dev)
 if [ "$what" = test ]; then
   pkgs+=(libcriterion-dev clang libclang-rt-14-dev kcat default-jdk-headless maven)
 fi

@@ -446,11 +446,12 @@ done <"$W/exits"
 exits=""
 for code in $(printf '%s\n' "${!EXITS[@]}" | sort -n); do exits+=" $code:${EXITS[$code]}"; done
 say "proxy exits by code:${exits:- none}"
-# The proxy's error lines, numbers folded, most frequent first.
-if grep -q '^[^ ]* error ' "$W/proxy.log"; then
+# The proxy's own error lines (not librdkafka's connection noise), numbers
+# folded, most frequent first.
+if grep '^[^ ]* error ' "$W/proxy.log" | grep -qv '^[^ ]* error librdkafka '; then
   say "proxy error lines (numbers folded):"
-  grep '^[^ ]* error ' "$W/proxy.log" | cut -d' ' -f3- | sed -E 's/[0-9]+/N/g' | cut -c1-200 \
-    | sort | uniq -c | sort -rn | head -n 8
+  grep '^[^ ]* error ' "$W/proxy.log" | grep -v '^[^ ]* error librdkafka ' | cut -d' ' -f3- \
+    | sed -E 's/[0-9]+/N/g' | cut -c1-200 | sort | uniq -c | sort -rn | head -n 8
 fi
 if grep -qE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$W/proxy.log"; then
   problem "sanitizer report in proxy.log: $(grep -m1 -E 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$W/proxy.log")"

@@ -719,8 +719,17 @@ Test(conf, finalize_errors) {
                  "kafka.bootstrap.servers: required key is not set (e.g. "
                  "kafka.bootstrap.servers=localhost:9092)"},
                 {"gate.pipeline=p\ngate.source.topics=o\nkafka.bootstrap.servers=b\n", NULL,
-                 "control.file: required key is not set (e.g. "
-                 "control.file=/var/lib/gate-proxy/bluegreen.json)"},
+                 "control.file or control.k8s.configmap: one is required (e.g. "
+                 "control.file=/var/lib/gate-proxy/bluegreen.json, or "
+                 "control.k8s.configmap=orders-bluegreen-configmap)"},
+                {BASE "control.k8s.configmap=bg\n", NULL,
+                 "control.k8s.configmap: control.file is set too; set only one of them"},
+                {BASE "control.k8s.namespace=flink\n", NULL,
+                 "control.k8s.namespace: needs control.k8s.configmap (the map is in "
+                 "control.file)"},
+                {BASE "control.k8s.kubeconfig=/k\n", NULL,
+                 "control.k8s.kubeconfig: needs control.k8s.configmap (the map is in "
+                 "control.file)"},
                 {BASE, mut_blue_without_topic,
                  "gate.topic.blue: expected a template containing {topic}, e.g. {topic}.blue"},
                 {BASE "gate.topic.blue={topic}.x\ngate.topic.green={topic}.x\n", NULL,
@@ -789,6 +798,59 @@ Test(conf, finalize_accepts_metadata_broker_list) {
                      0, "%s", err);
         cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
         gp_conf_destroy(&c);
+}
+
+Test(conf, finalize_k8s_control) {
+        gp_conf_t c;
+        char err[ERRLEN];
+        gp_conf_init(&c);
+        cr_assert_null(c.k8s_configmap);
+        cr_assert_null(c.k8s_namespace);
+        cr_assert_null(c.k8s_kubeconfig);
+        cr_assert_eq(load_text(&c,
+                               "gate.pipeline=p\ngate.source.topics=o\n"
+                               "kafka.bootstrap.servers=b:9092\n"
+                               "control.k8s.configmap=orders-bluegreen-configmap\n"
+                               "control.k8s.namespace=flink\n"
+                               "control.k8s.kubeconfig=/etc/gate-proxy/kubeconfig\n",
+                               err),
+                     0, "%s", err);
+        cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+        cr_assert_null(c.control_file);
+        cr_assert_str_eq(c.k8s_configmap, "orders-bluegreen-configmap");
+        cr_assert_str_eq(c.k8s_namespace, "flink");
+        cr_assert_str_eq(c.k8s_kubeconfig, "/etc/gate-proxy/kubeconfig");
+        gp_conf_destroy(&c);
+
+        /* Only the ConfigMap: namespace and kubeconfig have their defaults. */
+        gp_conf_init(&c);
+        cr_assert_eq(load_text(&c,
+                               "gate.pipeline=p\ngate.source.topics=o\n"
+                               "kafka.bootstrap.servers=b:9092\ncontrol.k8s.configmap=bg\n",
+                               err),
+                     0, "%s", err);
+        cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+        gp_conf_destroy(&c);
+
+        static const struct {
+                const char *line, *want;
+        } bad[] = {
+                {"control.k8s.configmap=Orders", "control.k8s.configmap: expected a ConfigMap "
+                 "name: lower-case letters, digits, '-' and '.', at most 253, e.g. "
+                 "orders-bluegreen-configmap"},
+                {"control.k8s.configmap=a/b", "control.k8s.configmap: expected a ConfigMap "
+                 "name: lower-case letters, digits, '-' and '.', at most 253, e.g. "
+                 "orders-bluegreen-configmap"},
+                {"control.k8s.namespace=a.b", "control.k8s.namespace: expected a namespace "
+                 "name: lower-case letters, digits and '-', at most 63"},
+                {"control.k8s.kubeconfig=", "control.k8s.kubeconfig: expected a file path"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                gp_conf_init(&c);
+                cr_assert_eq(load_text(&c, bad[i].line, err), -1, "%s", bad[i].line);
+                cr_assert(strstr(err, bad[i].want), "%s: %s", bad[i].line, err);
+                gp_conf_destroy(&c);
+        }
 }
 
 Test(conf, topic_name_templates) {

@@ -1,0 +1,377 @@
+/* k8s/client.c: ConfigMap GET / PATCH / POST and the raw watch stream,
+ * with bearer-token refresh. May use gate/ and k8s/; libcurl, cJSON. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "k8s/client.h"
+#include "k8s/http.h"
+#include "k8s/wire.h"
+
+#define TOKEN_MAX (64 * 1024)
+
+struct gp_k8s {
+        gp_k8s_conf_t *conf;
+        long connect_ms, request_ms;
+
+        pthread_mutex_t req_lock; /* guards req */
+        CURL *req;                /* GET / PATCH / POST */
+
+        pthread_mutex_t tok_lock; /* guards the token cache */
+        char *token;              /* from token_file */
+        int64_t token_read;       /* monotonic ms, 0: read it */
+};
+
+static int64_t mono_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+__attribute__((format(printf, 3, 4))) static int seterr(char *err, size_t errlen,
+                                                         const char *fmt, ...) {
+        va_list ap;
+        if (err && errlen) {
+                va_start(ap, fmt);
+                vsnprintf(err, errlen, fmt, ap);
+                va_end(ap);
+        }
+        return GP_K8S_ERR;
+}
+
+static void wipe(char *s) {
+        if (s) {
+                memset(s, 0, strlen(s));
+                free(s);
+        }
+}
+
+gp_k8s_t *gp_k8s_new(gp_k8s_conf_t *conf, char *err, size_t errlen) {
+        gp_k8s_t *k;
+        if (!conf) {
+                seterr(err, errlen, "no configuration");
+                return NULL;
+        }
+        if (gp_http_global_init()) {
+                gp_k8s_conf_destroy(conf);
+                seterr(err, errlen, "libcurl did not initialise");
+                return NULL;
+        }
+        if (!(k = calloc(1, sizeof(*k))) || !(k->req = curl_easy_init())) {
+                free(k);
+                gp_k8s_conf_destroy(conf);
+                seterr(err, errlen, "out of memory");
+                return NULL;
+        }
+        k->conf = conf;
+        k->connect_ms = 5000;
+        k->request_ms = 10000;
+        pthread_mutex_init(&k->req_lock, NULL);
+        pthread_mutex_init(&k->tok_lock, NULL);
+        return k;
+}
+
+void gp_k8s_destroy(gp_k8s_t *k) {
+        if (!k)
+                return;
+        curl_easy_cleanup(k->req);
+        wipe(k->token);
+        pthread_mutex_destroy(&k->req_lock);
+        pthread_mutex_destroy(&k->tok_lock);
+        gp_k8s_conf_destroy(k->conf);
+        free(k);
+}
+
+const gp_k8s_conf_t *gp_k8s_conf(const gp_k8s_t *k) {
+        return k->conf;
+}
+
+void gp_k8s_set_timeouts(gp_k8s_t *k, long connect_ms, long request_ms) {
+        k->connect_ms = connect_ms;
+        k->request_ms = request_ms;
+}
+
+/* Reads the token file: at most 64 KiB, surrounding whitespace trimmed. */
+static char *read_token(const char *path, char *err, size_t errlen) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        char *buf;
+        size_t got = 0;
+        if (fd < 0) {
+                seterr(err, errlen, "token file %s: %s", path, strerror(errno));
+                return NULL;
+        }
+        if (!(buf = malloc(TOKEN_MAX + 1))) {
+                close(fd);
+                seterr(err, errlen, "out of memory");
+                return NULL;
+        }
+        for (;;) {
+                ssize_t r = read(fd, buf + got, TOKEN_MAX + 1 - got);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0) {
+                        seterr(err, errlen, "token file %s: %s", path, strerror(errno));
+                        goto bad;
+                }
+                if (r == 0)
+                        break;
+                got += (size_t)r;
+                if (got > TOKEN_MAX) {
+                        seterr(err, errlen, "token file %s: larger than 64 KiB", path);
+                        goto bad;
+                }
+        }
+        close(fd);
+        buf[got] = '\0';
+        while (got && (buf[got - 1] == '\n' || buf[got - 1] == '\r' || buf[got - 1] == ' ' ||
+                       buf[got - 1] == '\t'))
+                buf[--got] = '\0';
+        size_t lead = strspn(buf, " \t\r\n");
+        memmove(buf, buf + lead, got - lead + 1);
+        if (!buf[0]) {
+                seterr(err, errlen, "token file %s: empty", path);
+                free(buf);
+                return NULL;
+        }
+        for (const char *p = buf; *p; p++)
+                if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) {
+                        seterr(err, errlen, "token file %s: not a token (control or "
+                               "non-ASCII bytes)", path);
+                        wipe(buf);
+                        return NULL;
+                }
+        return buf;
+bad:
+        close(fd);
+        free(buf);
+        return NULL;
+}
+
+/* A copy of the bearer token to send (NULL: none; caller wipes it).
+ * refresh: re-read the token file now (after a 401). -1 on error. */
+static int bearer(gp_k8s_t *k, bool refresh, char **out, char *err, size_t errlen) {
+        *out = NULL;
+        if (k->conf->token) {
+                if (!(*out = strdup(k->conf->token)))
+                        return seterr(err, errlen, "out of memory");
+                return 0;
+        }
+        if (!k->conf->token_file)
+                return 0; /* a client certificate */
+        pthread_mutex_lock(&k->tok_lock);
+        int64_t now = mono_ms();
+        if (refresh || !k->token || now - k->token_read >= GP_K8S_TOKEN_TTL_MS) {
+                char *t = read_token(k->conf->token_file, err, errlen);
+                if (!t && !k->token) {
+                        pthread_mutex_unlock(&k->tok_lock);
+                        return GP_K8S_ERR;
+                }
+                if (t) { /* a failed re-read keeps the token we have */
+                        wipe(k->token);
+                        k->token = t;
+                        k->token_read = now;
+                }
+        }
+        *out = strdup(k->token);
+        pthread_mutex_unlock(&k->tok_lock);
+        return *out ? 0 : seterr(err, errlen, "out of memory");
+}
+
+static void token_expire(gp_k8s_t *k) {
+        pthread_mutex_lock(&k->tok_lock);
+        k->token_read = 0;
+        pthread_mutex_unlock(&k->tok_lock);
+}
+
+static int check_names(const char *ns, const char *name, char *err, size_t errlen) {
+        if (!gp_k8s_namespace_ok(ns))
+                return seterr(err, errlen,
+                              "namespace \"%.80s\": not a valid namespace name (lower-case "
+                              "letters, digits and '-', at most 63)", ns ? ns : "");
+        if (!gp_k8s_name_ok(name))
+                return seterr(err, errlen,
+                              "ConfigMap name \"%.80s\": not a valid name (lower-case "
+                              "letters, digits, '-' and '.', at most 253)", name ? name : "");
+        return 0;
+}
+
+/* One request on the shared handle; a 401 with a token file re-reads the
+ * token and tries once more. 0 when a response came. */
+static int call(gp_k8s_t *k, const char *method, const char *path, const char *ctype,
+                const char *body, gp_http_resp_t *resp, char *err, size_t errlen) {
+        size_t n = strlen(k->conf->server) + strlen(path) + 1;
+        char *url = malloc(n);
+        int rc = -1;
+        if (!url)
+                return seterr(err, errlen, "out of memory");
+        snprintf(url, n, "%s%s", k->conf->server, path);
+        for (int attempt = 0; attempt < 2; attempt++) {
+                char *tok = NULL;
+                if (bearer(k, attempt > 0, &tok, err, errlen))
+                        break;
+                gp_http_req_t req = {.method = method,
+                                     .url = url,
+                                     .token = tok,
+                                     .content_type = ctype,
+                                     .body = body,
+                                     .connect_timeout_ms = k->connect_ms,
+                                     .timeout_ms = k->request_ms};
+                pthread_mutex_lock(&k->req_lock);
+                rc = gp_http_do(k->req, k->conf, &req, resp, err, errlen);
+                pthread_mutex_unlock(&k->req_lock);
+                wipe(tok);
+                if (rc || resp->status != 401 || !k->conf->token_file || attempt)
+                        break;
+                gp_http_resp_clear(resp);
+                rc = -1;
+        }
+        if (rc == 0 && resp->status == 401)
+                token_expire(k);
+        free(url);
+        return rc;
+}
+
+/* The object in a 2xx response. */
+static int parse_object(const gp_http_resp_t *resp, const char *what, gp_cm_t **out,
+                        char *err, size_t errlen) {
+        char perr[300];
+        if (!out)
+                return GP_K8S_OK;
+        if (!(*out = gp_cm_parse(resp->body ? resp->body : "", resp->len, perr, sizeof(perr))))
+                return seterr(err, errlen, "%s: the response is not a ConfigMap: %s", what,
+                              perr);
+        return GP_K8S_OK;
+}
+
+/* Maps a response to a result code; err gets the Status message. */
+static int result(const gp_http_resp_t *resp, const char *what, char *err, size_t errlen) {
+        char msg[700];
+        if (resp->status >= 200 && resp->status < 300)
+                return GP_K8S_OK;
+        gp_k8s_status_message(resp->status, resp->body, resp->len, msg, sizeof(msg));
+        seterr(err, errlen, "%s: %s", what, msg);
+        if (resp->status == 409)
+                return GP_K8S_CONFLICT;
+        if (resp->status == 404)
+                return GP_K8S_NOT_FOUND;
+        return GP_K8S_ERR;
+}
+
+int gp_k8s_cm_get(gp_k8s_t *k, const char *ns, const char *name, gp_cm_t **out, long *http,
+                  char *err, size_t errlen) {
+        char path[512], what[400];
+        gp_http_resp_t resp;
+        int rc;
+        *out = NULL;
+        if (http)
+                *http = 0;
+        if (check_names(ns, name, err, errlen))
+                return GP_K8S_ERR;
+        snprintf(what, sizeof(what), "GET configmap %s/%s", ns, name);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns, name);
+        if (call(k, "GET", path, NULL, NULL, &resp, err, errlen))
+                return GP_K8S_ERR;
+        if (http)
+                *http = resp.status;
+        if ((rc = result(&resp, what, err, errlen)) == GP_K8S_OK)
+                rc = parse_object(&resp, what, out, err, errlen);
+        gp_http_resp_clear(&resp);
+        return rc;
+}
+
+int gp_k8s_cm_patch(gp_k8s_t *k, const char *ns, const char *name, const char *expected_rv,
+                    const gp_kv_t *kv, size_t n, gp_cm_t **out, char *err, size_t errlen) {
+        char path[512], what[400];
+        gp_http_resp_t resp;
+        char *body;
+        int rc;
+        if (out)
+                *out = NULL;
+        if (check_names(ns, name, err, errlen))
+                return GP_K8S_ERR;
+        if (!(body = gp_k8s_merge_patch(expected_rv, kv, n)))
+                return seterr(err, errlen, "out of memory");
+        snprintf(what, sizeof(what), "PATCH configmap %s/%s", ns, name);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns, name);
+        rc = call(k, "PATCH", path, "application/merge-patch+json", body, &resp, err, errlen);
+        free(body);
+        if (rc)
+                return GP_K8S_ERR;
+        if ((rc = result(&resp, what, err, errlen)) == GP_K8S_OK)
+                rc = parse_object(&resp, what, out, err, errlen);
+        gp_http_resp_clear(&resp);
+        return rc;
+}
+
+int gp_k8s_cm_create(gp_k8s_t *k, const char *ns, const char *name, const gp_kv_t *kv,
+                     size_t n, gp_cm_t **out, char *err, size_t errlen) {
+        char path[512], what[400];
+        gp_http_resp_t resp;
+        char *body;
+        int rc;
+        if (out)
+                *out = NULL;
+        if (check_names(ns, name, err, errlen))
+                return GP_K8S_ERR;
+        if (!(body = gp_k8s_configmap_body(ns, name, kv, n)))
+                return seterr(err, errlen, "out of memory");
+        snprintf(what, sizeof(what), "POST configmap %s/%s", ns, name);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps", ns);
+        rc = call(k, "POST", path, "application/json", body, &resp, err, errlen);
+        free(body);
+        if (rc)
+                return GP_K8S_ERR;
+        if ((rc = result(&resp, what, err, errlen)) == GP_K8S_OK)
+                rc = parse_object(&resp, what, out, err, errlen);
+        gp_http_resp_clear(&resp);
+        return rc == GP_K8S_NOT_FOUND ? GP_K8S_ERR : rc;
+}
+
+int gp_k8s_stream(gp_k8s_t *k, const char *path, long timeout_ms,
+                  int (*sink)(void *, const char *, size_t), int (*stop)(void *),
+                  void *opaque, long *http, char *err, size_t errlen) {
+        size_t n = strlen(k->conf->server) + strlen(path) + 1;
+        char *url = NULL, *tok = NULL;
+        gp_http_resp_t resp;
+        CURL *h = NULL;
+        int rc = -1;
+        *http = 0;
+        if (!(url = malloc(n)) || !(h = curl_easy_init())) {
+                seterr(err, errlen, "out of memory");
+                goto out;
+        }
+        snprintf(url, n, "%s%s", k->conf->server, path);
+        if (bearer(k, false, &tok, err, errlen))
+                goto out;
+        gp_http_req_t req = {.method = "GET",
+                             .url = url,
+                             .token = tok,
+                             .connect_timeout_ms = k->connect_ms,
+                             .timeout_ms = timeout_ms,
+                             .sink = sink,
+                             .stop = stop,
+                             .opaque = opaque};
+        rc = gp_http_do(h, k->conf, &req, &resp, err, errlen);
+        *http = resp.status;
+        if (rc == 0 && (resp.status < 200 || resp.status >= 300)) {
+                char msg[700];
+                gp_k8s_status_message(resp.status, resp.body, resp.len, msg, sizeof(msg));
+                seterr(err, errlen, "WATCH %s: %s", path, msg);
+        }
+        if (resp.status == 401)
+                token_expire(k);
+        gp_http_resp_clear(&resp);
+out:
+        wipe(tok);
+        if (h)
+                curl_easy_cleanup(h);
+        free(url);
+        return rc;
+}

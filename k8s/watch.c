@@ -1,0 +1,419 @@
+/* k8s/watch.c: the watch thread of one ConfigMap (see k8s/watch.h).
+ * May use gate/ and k8s/; pthreads. Nothing logs here: failures are kept
+ * for the reader (gp_k8s_watch_latest, gp_k8s_watch_last_error). */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "k8s/watch.h"
+#include "k8s/wire.h"
+
+#define BACKOFF_MIN_MS 250
+#define BACKOFF_MAX_MS 30000
+#define WATCH_TIMEOUT_S 240 /* plus up to 60 s of jitter */
+
+enum { S_NONE = 0, S_DOC, S_GONE };
+
+struct gp_k8s_watch {
+        gp_k8s_t *k;
+        char ns[64], name[256];
+        pthread_t thr;
+        bool started;
+        uint32_t rnd; /* the thread's jitter */
+
+        pthread_mutex_t lock; /* guards everything below */
+        pthread_cond_t cond;  /* stop, first outcome */
+        bool stop;
+        bool first_done;
+        int state;
+        char *json;               /* S_DOC: the object */
+        char rv[GP_K8S_RV_MAX];   /* of json, or of the deletion */
+        uint64_t gen;
+        char gone[700];           /* S_GONE: why */
+        char error[800];          /* the last failure, "" after a success */
+        gp_k8s_watch_stats_t stats;
+};
+
+/* One watch connection's reading state (the thread's own). */
+typedef struct {
+        gp_k8s_watch_t *w;
+        gp_k8s_lines_t lines;
+        char rv[GP_K8S_RV_MAX];
+        bool relist;
+        char fail[800];
+        uint64_t events;
+} stream_t;
+
+static int64_t mono_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint32_t rnd(gp_k8s_watch_t *w) {
+        uint32_t x = w->rnd; /* xorshift32 */
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        return w->rnd = x;
+}
+
+static bool stopping(gp_k8s_watch_t *w) {
+        pthread_mutex_lock(&w->lock);
+        bool s = w->stop;
+        pthread_mutex_unlock(&w->lock);
+        return s;
+}
+
+/* Publishes json (taken) at rv unless what is published is newer or the
+ * same. Called with the lock held. */
+static void publish_locked(gp_k8s_watch_t *w, char *json, const char *rv) {
+        if (w->state != S_NONE && rv[0] && w->rv[0]) {
+                int c = gp_k8s_rv_cmp(rv, w->rv);
+                if (c == -1 || (c == 0 && w->state == S_DOC)) {
+                        free(json);
+                        return;
+                }
+        }
+        free(w->json);
+        w->json = json;
+        snprintf(w->rv, sizeof(w->rv), "%s", rv);
+        w->state = S_DOC;
+        w->gen++;
+        w->first_done = true;
+        pthread_cond_broadcast(&w->cond);
+}
+
+static void publish(gp_k8s_watch_t *w, char *json, const char *rv) {
+        pthread_mutex_lock(&w->lock);
+        publish_locked(w, json, rv);
+        w->error[0] = '\0';
+        pthread_mutex_unlock(&w->lock);
+}
+
+static void publish_gone(gp_k8s_watch_t *w, const char *rv, const char *why) {
+        pthread_mutex_lock(&w->lock);
+        if (!(w->state == S_DOC && rv[0] && w->rv[0] && gp_k8s_rv_cmp(rv, w->rv) == -1) &&
+            w->state != S_GONE) {
+                free(w->json);
+                w->json = NULL;
+                snprintf(w->rv, sizeof(w->rv), "%s", rv);
+                snprintf(w->gone, sizeof(w->gone), "%s", why);
+                w->state = S_GONE;
+                w->gen++;
+        }
+        w->first_done = true;
+        w->error[0] = '\0';
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+static void failure(gp_k8s_watch_t *w, const char *why) {
+        pthread_mutex_lock(&w->lock);
+        snprintf(w->error, sizeof(w->error), "%s", why);
+        w->stats.failures++;
+        w->first_done = true;
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+/* Sleeps the next backoff (jittered), unless stopped meanwhile. */
+static void backoff_sleep(gp_k8s_watch_t *w, int64_t *backoff) {
+        *backoff = *backoff ? *backoff * 2 : BACKOFF_MIN_MS;
+        if (*backoff > BACKOFF_MAX_MS)
+                *backoff = BACKOFF_MAX_MS;
+        int64_t ms = *backoff / 2 + (int64_t)(rnd(w) % (uint32_t)(*backoff / 2 + 1));
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += ms / 1000;
+        until.tv_nsec += (ms % 1000) * 1000000;
+        if (until.tv_nsec >= 1000000000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000;
+        }
+        pthread_mutex_lock(&w->lock);
+        while (!w->stop && pthread_cond_timedwait(&w->cond, &w->lock, &until) == 0)
+                ;
+        pthread_mutex_unlock(&w->lock);
+}
+
+static int on_line(void *opaque, const char *line, size_t len) {
+        stream_t *s = opaque;
+        gp_k8s_event_t ev;
+        char err[300];
+        if (gp_k8s_event_parse(line, len, &ev, err, sizeof(err))) {
+                snprintf(s->fail, sizeof(s->fail), "configmap %s/%s: %s", s->w->ns,
+                         s->w->name, err);
+                return 1;
+        }
+        s->events++;
+        pthread_mutex_lock(&s->w->lock);
+        s->w->stats.events++;
+        pthread_mutex_unlock(&s->w->lock);
+        switch (ev.type) {
+        case GP_K8S_EV_ADDED:
+        case GP_K8S_EV_MODIFIED:
+                snprintf(s->rv, sizeof(s->rv), "%s", ev.rv);
+                publish(s->w, ev.object, ev.rv);
+                ev.object = NULL;
+                break;
+        case GP_K8S_EV_DELETED: {
+                char why[400];
+                snprintf(why, sizeof(why), "configmap %s/%s: deleted", s->w->ns, s->w->name);
+                snprintf(s->rv, sizeof(s->rv), "%s", ev.rv);
+                publish_gone(s->w, ev.rv, why);
+                break;
+        }
+        case GP_K8S_EV_BOOKMARK:
+                snprintf(s->rv, sizeof(s->rv), "%s", ev.rv);
+                break;
+        case GP_K8S_EV_ERROR:
+                if (ev.code == 410)
+                        s->relist = true;
+                else
+                        snprintf(s->fail, sizeof(s->fail), "WATCH configmap %.60s/%.200s: %.400s",
+                                 s->w->ns, s->w->name, ev.message);
+                gp_k8s_event_clear(&ev);
+                return 1;
+        }
+        gp_k8s_event_clear(&ev);
+        return 0;
+}
+
+static int on_data(void *opaque, const char *p, size_t n) {
+        stream_t *s = opaque;
+        int rc = gp_k8s_lines_feed(&s->lines, p, n, on_line, s);
+        if (rc < 0 && !s->fail[0])
+                snprintf(s->fail, sizeof(s->fail),
+                         "configmap %s/%s: a watch event longer than %d bytes", s->w->ns,
+                         s->w->name, GP_K8S_MAX_EVENT);
+        return rc != 0;
+}
+
+static int on_poll(void *opaque) {
+        return stopping(((stream_t *)opaque)->w);
+}
+
+/* Appends rv to a URL, percent-encoding anything unusual. */
+static void url_rv(char *out, size_t outlen, const char *rv) {
+        static const char hex[] = "0123456789ABCDEF";
+        size_t o = strlen(out);
+        for (const unsigned char *p = (const unsigned char *)rv; *p && o + 4 < outlen; p++) {
+                if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+                    (*p >= 'A' && *p <= 'Z') || *p == '-' || *p == '.' || *p == '_') {
+                        out[o++] = (char)*p;
+                } else {
+                        out[o++] = '%';
+                        out[o++] = hex[*p >> 4];
+                        out[o++] = hex[*p & 15];
+                }
+        }
+        out[o] = '\0';
+}
+
+static void *run(void *arg) {
+        gp_k8s_watch_t *w = arg;
+        stream_t s = {.w = w};
+        char rv[GP_K8S_RV_MAX] = "", err[700], path[1024];
+        bool need_get = true;
+        int64_t backoff = 0;
+
+        gp_k8s_lines_init(&s.lines, GP_K8S_MAX_EVENT);
+        while (!stopping(w)) {
+                if (need_get) {
+                        gp_cm_t *cm = NULL;
+                        long http = 0;
+                        pthread_mutex_lock(&w->lock);
+                        w->stats.gets++;
+                        pthread_mutex_unlock(&w->lock);
+                        int rc = gp_k8s_cm_get(w->k, w->ns, w->name, &cm, &http, err,
+                                               sizeof(err));
+                        if (rc == GP_K8S_OK) {
+                                char *json = gp_cm_render_compact(cm);
+                                snprintf(rv, sizeof(rv), "%s", gp_cm_resource_version(cm));
+                                gp_cm_destroy(cm);
+                                if (!json) {
+                                        failure(w, "out of memory");
+                                        backoff_sleep(w, &backoff);
+                                        continue;
+                                }
+                                publish(w, json, rv);
+                        } else if (rc == GP_K8S_NOT_FOUND) {
+                                publish_gone(w, "", err);
+                                rv[0] = '\0'; /* watch from now: ADDED when it comes */
+                        } else {
+                                failure(w, err);
+                                backoff_sleep(w, &backoff);
+                                continue;
+                        }
+                        need_get = false;
+                        backoff = 0;
+                }
+
+                int ts = WATCH_TIMEOUT_S + (int)(rnd(w) % 61);
+                snprintf(path, sizeof(path),
+                         "/api/v1/namespaces/%s/configmaps?watch=1&fieldSelector=metadata.name"
+                         "%%3D%s&allowWatchBookmarks=true&timeoutSeconds=%d%s",
+                         w->ns, w->name, ts, rv[0] ? "&resourceVersion=" : "");
+                url_rv(path, sizeof(path), rv);
+                snprintf(s.rv, sizeof(s.rv), "%s", rv);
+                s.relist = false;
+                s.fail[0] = '\0';
+                s.events = 0;
+                gp_k8s_lines_reset(&s.lines);
+                pthread_mutex_lock(&w->lock);
+                w->stats.watches++;
+                pthread_mutex_unlock(&w->lock);
+
+                int64_t t0 = mono_ms();
+                long http = 0;
+                int rc = gp_k8s_stream(w->k, path, (long)(ts + 30) * 1000, on_data, on_poll, &s,
+                                       &http, err, sizeof(err));
+                snprintf(rv, sizeof(rv), "%s", s.rv);
+                if (stopping(w))
+                        break;
+                if (s.relist || http == 410) {
+                        /* Our resourceVersion is too old: list again. */
+                        pthread_mutex_lock(&w->lock);
+                        w->stats.relists++;
+                        pthread_mutex_unlock(&w->lock);
+                        need_get = true;
+                        rv[0] = '\0';
+                        continue;
+                }
+                if (s.fail[0]) {
+                        failure(w, s.fail);
+                } else if (rc == 0 && http >= 200 && http < 300) {
+                        /* The server ended the watch (its timeout): go on
+                         * from rv at once, unless it ends them at once. */
+                        if (s.events || mono_ms() - t0 >= 1000) {
+                                backoff = 0;
+                                continue;
+                        }
+                        snprintf(err, sizeof(err),
+                                 "WATCH configmap %s/%s: the server ended the watch at once",
+                                 w->ns, w->name);
+                        failure(w, err);
+                } else {
+                        failure(w, err);
+                }
+                if (s.events)
+                        backoff = 0;
+                backoff_sleep(w, &backoff);
+        }
+        gp_k8s_lines_free(&s.lines);
+        return NULL;
+}
+
+gp_k8s_watch_t *gp_k8s_watch_start(gp_k8s_t *k, const char *ns, const char *name,
+                                   char *err, size_t errlen) {
+        gp_k8s_watch_t *w;
+        pthread_condattr_t ca;
+        if (!gp_k8s_namespace_ok(ns) || !gp_k8s_name_ok(name)) {
+                snprintf(err, errlen, "configmap %.80s/%.80s: not a valid namespace and name",
+                         ns ? ns : "", name ? name : "");
+                return NULL;
+        }
+        if (!(w = calloc(1, sizeof(*w)))) {
+                snprintf(err, errlen, "out of memory");
+                return NULL;
+        }
+        w->k = k;
+        snprintf(w->ns, sizeof(w->ns), "%s", ns);
+        snprintf(w->name, sizeof(w->name), "%s", name);
+        w->rnd = (uint32_t)mono_ms() ^ (uint32_t)(uintptr_t)w ^ 0x9e3779b9u;
+        if (!w->rnd)
+                w->rnd = 1;
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&w->cond, &ca);
+        pthread_condattr_destroy(&ca);
+        if (pthread_create(&w->thr, NULL, run, w)) {
+                snprintf(err, errlen, "cannot start the watch thread");
+                gp_k8s_watch_stop(w);
+                return NULL;
+        }
+        w->started = true;
+        return w;
+}
+
+void gp_k8s_watch_stop(gp_k8s_watch_t *w) {
+        if (!w)
+                return;
+        pthread_mutex_lock(&w->lock);
+        w->stop = true;
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+        if (w->started)
+                pthread_join(w->thr, NULL);
+        pthread_cond_destroy(&w->cond);
+        pthread_mutex_destroy(&w->lock);
+        free(w->json);
+        free(w);
+}
+
+void gp_k8s_watch_wait_first(gp_k8s_watch_t *w, int64_t ms) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += ms / 1000;
+        until.tv_nsec += (ms % 1000) * 1000000;
+        if (until.tv_nsec >= 1000000000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000;
+        }
+        pthread_mutex_lock(&w->lock);
+        while (!w->first_done && !w->stop &&
+               pthread_cond_timedwait(&w->cond, &w->lock, &until) == 0)
+                ;
+        pthread_mutex_unlock(&w->lock);
+}
+
+int gp_k8s_watch_latest(gp_k8s_watch_t *w, uint64_t *gen, char **json, char *err,
+                        size_t errlen) {
+        int rc;
+        *json = NULL;
+        pthread_mutex_lock(&w->lock);
+        *gen = w->gen;
+        if (w->state == S_DOC) {
+                rc = (*json = strdup(w->json)) ? GP_K8S_OK : GP_K8S_ERR;
+                if (rc)
+                        snprintf(err, errlen, "out of memory");
+        } else if (w->state == S_GONE) {
+                snprintf(err, errlen, "%s", w->gone);
+                rc = GP_K8S_NOT_FOUND;
+        } else {
+                if (w->error[0])
+                        snprintf(err, errlen, "%s", w->error);
+                else
+                        snprintf(err, errlen, "configmap %s/%s: no answer from %s yet", w->ns,
+                                 w->name, gp_k8s_conf(w->k)->server);
+                rc = GP_K8S_ERR;
+        }
+        pthread_mutex_unlock(&w->lock);
+        return rc;
+}
+
+void gp_k8s_watch_last_error(gp_k8s_watch_t *w, char *buf, size_t len) {
+        pthread_mutex_lock(&w->lock);
+        snprintf(buf, len, "%s", w->error);
+        pthread_mutex_unlock(&w->lock);
+}
+
+void gp_k8s_watch_stats(gp_k8s_watch_t *w, gp_k8s_watch_stats_t *out) {
+        pthread_mutex_lock(&w->lock);
+        *out = w->stats;
+        pthread_mutex_unlock(&w->lock);
+}
+
+void gp_k8s_watch_offer(gp_k8s_watch_t *w, const gp_cm_t *cm) {
+        char *json = gp_cm_render_compact(cm);
+        if (!json)
+                return;
+        pthread_mutex_lock(&w->lock);
+        publish_locked(w, json, gp_cm_resource_version(cm));
+        pthread_mutex_unlock(&w->lock);
+}

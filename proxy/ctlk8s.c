@@ -1,0 +1,227 @@
+/* proxy/ctlk8s.c: the control backend for the ConfigMap itself, through
+ * the Kubernetes API (k8s/client.h, k8s/watch.h).
+ *
+ * With a watch (the proxy), read() hands out the newest copy the watch
+ * thread holds, under its mutex, and says "changed" when its generation
+ * moved: no network on the proxy's loop. A write is a PATCH with the
+ * expected resourceVersion as precondition (409 -> GP_CTL_CONFLICT); its
+ * response is offered to the watch, so the next read sees our own write
+ * at once, and after a 409 the object is read again (GET) for the same
+ * reason: the retry in gp_ctl_patch decides on the newest map. Without a
+ * watch (the CLI) every read is a GET.
+ * Uses k8s/ and proxy/log.h (failures of the watch thread are logged here,
+ * once per change: the document in hand stays current meanwhile). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "k8s/client.h"
+#include "k8s/watch.h"
+#include "proxy/control.h"
+#include "proxy/log.h"
+
+#define FIRST_ANSWER_MS 5000
+#define CREATE_ATTEMPTS 5
+
+typedef struct ctlk8s {
+        gp_k8s_t *k;
+        gp_k8s_watch_t *w; /* NULL: read by GET */
+        char ns[64], name[256];
+        char desc[400];
+        uint64_t seen_gen;
+        bool seen;
+        char seen_rv[64];   /* without a watch: the last version read */
+        char warned[800];   /* the watch failure last logged */
+} ctlk8s_t;
+
+static int map_rc(int rc) {
+        return rc == GP_K8S_OK ? GP_CTL_OK : rc == GP_K8S_CONFLICT ? GP_CTL_CONFLICT : GP_CTL_ERR;
+}
+
+/* Logs a change in the watch thread's health (not its first failure
+ * before any document: read() returns that one as the error). */
+static void watch_health(ctlk8s_t *b) {
+        char now[800];
+        gp_k8s_watch_last_error(b->w, now, sizeof(now));
+        if (!strcmp(now, b->warned))
+                return;
+        if (now[0])
+                gp_warn("%s: %s (retrying; the last map read stays in use)", b->desc, now);
+        else
+                gp_info("%s: watching again", b->desc);
+        snprintf(b->warned, sizeof(b->warned), "%s", now);
+}
+
+static int k_read(void *be, bool force, gp_cm_t **out, bool *changed, char *err,
+                  size_t errlen) {
+        ctlk8s_t *b = be;
+        char perr[400];
+        *out = NULL;
+        *changed = false;
+        if (!b->w) {
+                gp_cm_t *cm = NULL;
+                int rc = gp_k8s_cm_get(b->k, b->ns, b->name, &cm, NULL, err, errlen);
+                if (rc != GP_K8S_OK)
+                        return GP_CTL_ERR;
+                const char *rv = gp_cm_resource_version(cm);
+                if (!force && b->seen && !strcmp(rv, b->seen_rv)) {
+                        gp_cm_destroy(cm);
+                        return GP_CTL_OK;
+                }
+                snprintf(b->seen_rv, sizeof(b->seen_rv), "%s", rv);
+                b->seen = true;
+                *out = cm;
+                *changed = true;
+                return GP_CTL_OK;
+        }
+        uint64_t gen = 0;
+        char *json = NULL;
+        int rc = gp_k8s_watch_latest(b->w, &gen, &json, err, errlen);
+        if (rc != GP_K8S_OK) {
+                b->seen = false; /* a document that comes back is news */
+                return GP_CTL_ERR;
+        }
+        watch_health(b);
+        if (!force && b->seen && gen == b->seen_gen) {
+                free(json);
+                return GP_CTL_OK;
+        }
+        *out = gp_cm_parse(json, strlen(json), perr, sizeof(perr));
+        free(json);
+        if (!*out) {
+                snprintf(err, errlen, "%s: %s", b->desc, perr);
+                return GP_CTL_ERR;
+        }
+        b->seen_gen = gen;
+        b->seen = true;
+        *changed = true;
+        return GP_CTL_OK;
+}
+
+static int k_write(void *be, const char *expected_rv, const gp_kv_t *patch, size_t n,
+                   char *err, size_t errlen) {
+        ctlk8s_t *b = be;
+        gp_cm_t *cm = NULL;
+        int rc = gp_k8s_cm_patch(b->k, b->ns, b->name, expected_rv, patch, n,
+                                 b->w ? &cm : NULL, err, errlen);
+        if (rc == GP_K8S_OK && cm)
+                gp_k8s_watch_offer(b->w, cm);
+        gp_cm_destroy(cm);
+        if (rc == GP_K8S_CONFLICT && b->w) {
+                /* Read the newest now: the caller decides again on it. */
+                char gerr[400];
+                if (gp_k8s_cm_get(b->k, b->ns, b->name, &cm, NULL, gerr, sizeof(gerr)) ==
+                    GP_K8S_OK) {
+                        gp_k8s_watch_offer(b->w, cm);
+                        gp_cm_destroy(cm);
+                }
+        }
+        return map_rc(rc);
+}
+
+static int k_create(void *be, const gp_kv_t *data, size_t n, bool replace, char *err,
+                    size_t errlen) {
+        ctlk8s_t *b = be;
+        int rc = gp_k8s_cm_create(b->k, b->ns, b->name, data, n, NULL, err, errlen);
+        if (rc != GP_K8S_CONFLICT || !replace)
+                return map_rc(rc);
+        /* It exists: make its data exactly data, on the version we read. */
+        for (int attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
+                gp_cm_t *cm = NULL;
+                size_t have;
+                if (gp_k8s_cm_get(b->k, b->ns, b->name, &cm, NULL, err, errlen) != GP_K8S_OK)
+                        return GP_CTL_ERR;
+                const gp_kv_t *cur = gp_cm_data(cm, &have);
+                gp_kv_t *kv = calloc(have + n + 1, sizeof(*kv));
+                if (!kv) {
+                        gp_cm_destroy(cm);
+                        snprintf(err, errlen, "out of memory");
+                        return GP_CTL_ERR;
+                }
+                for (size_t i = 0; i < have; i++)
+                        kv[i] = (gp_kv_t){cur[i].key, NULL};
+                memcpy(kv + have, data, n * sizeof(*kv));
+                rc = gp_k8s_cm_patch(b->k, b->ns, b->name, gp_cm_resource_version(cm), kv,
+                                     have + n, NULL, err, errlen);
+                free(kv);
+                gp_cm_destroy(cm);
+                if (rc != GP_K8S_CONFLICT)
+                        return map_rc(rc);
+        }
+        return GP_CTL_ERR;
+}
+
+static void k_destroy(void *be) {
+        ctlk8s_t *b = be;
+        if (!b)
+                return;
+        gp_k8s_watch_stop(b->w);
+        gp_k8s_destroy(b->k);
+        free(b);
+}
+
+static const char *k_describe(void *be) {
+        return ((ctlk8s_t *)be)->desc;
+}
+
+static const gp_ctl_ops_t k8s_ops = {
+        .read = k_read,
+        .write = k_write,
+        .destroy = k_destroy,
+        .describe = k_describe,
+        .create = k_create,
+        .cli_cas = true,
+};
+
+gp_ctl_t *gp_ctl_new_k8s(const char *name, const char *ns, const char *kubeconfig, bool watch,
+                         char *err, size_t errlen) {
+        char kerr[600];
+        ctlk8s_t *b;
+        if (!gp_k8s_name_ok(name)) {
+                snprintf(err, errlen,
+                         "ConfigMap name \"%.80s\": not a valid name (lower-case letters, "
+                         "digits, '-' and '.', at most 253)", name ? name : "");
+                return NULL;
+        }
+        gp_k8s_conf_t *conf = gp_k8s_conf_load(kubeconfig, kerr, sizeof(kerr));
+        if (!conf) {
+                snprintf(err, errlen, "kubernetes: %s", kerr);
+                return NULL;
+        }
+        if (!(b = calloc(1, sizeof(*b)))) {
+                gp_k8s_conf_destroy(conf);
+                snprintf(err, errlen, "out of memory");
+                return NULL;
+        }
+        snprintf(b->ns, sizeof(b->ns), "%s",
+                 ns && *ns ? ns : conf->ns ? conf->ns : "default");
+        snprintf(b->name, sizeof(b->name), "%s", name);
+        if (!gp_k8s_namespace_ok(b->ns)) {
+                snprintf(err, errlen,
+                         "namespace \"%.80s\": not a valid namespace name (lower-case "
+                         "letters, digits and '-', at most 63)", b->ns);
+                gp_k8s_conf_destroy(conf);
+                free(b);
+                return NULL;
+        }
+        snprintf(b->desc, sizeof(b->desc), "configmap %s/%s", b->ns, b->name);
+        if (!(b->k = gp_k8s_new(conf, kerr, sizeof(kerr)))) {
+                snprintf(err, errlen, "kubernetes: %s", kerr);
+                free(b);
+                return NULL;
+        }
+        if (watch)
+                gp_info("%s via %s at %s", b->desc, conf->source, conf->server);
+        if (watch) {
+                if (!(b->w = gp_k8s_watch_start(b->k, b->ns, b->name, kerr, sizeof(kerr)))) {
+                        snprintf(err, errlen, "%s: %s", b->desc, kerr);
+                        k_destroy(b);
+                        return NULL;
+                }
+                gp_k8s_watch_wait_first(b->w, FIRST_ANSWER_MS);
+        }
+        gp_ctl_t *c = gp_ctl_new(&k8s_ops, b);
+        if (!c)
+                snprintf(err, errlen, "out of memory");
+        return c;
+}
