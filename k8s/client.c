@@ -204,8 +204,10 @@ static int check_names(const char *ns, const char *name, char *err, size_t errle
 
 /* One request on the shared handle; a 401 with a token file re-reads the
  * token and tries once more. 0 when a response came. */
-static int call(gp_k8s_t *k, const char *method, const char *path, const char *ctype,
-                const char *body, gp_http_resp_t *resp, char *err, size_t errlen) {
+static int call(gp_k8s_t *k, const char *what, const char *method, const char *path,
+                const char *ctype, const char *body, gp_http_resp_t *resp, char *err,
+                size_t errlen) {
+        char herr[600];
         size_t n = strlen(k->conf->server) + strlen(path) + 1;
         char *url = malloc(n);
         int rc = -1;
@@ -214,8 +216,10 @@ static int call(gp_k8s_t *k, const char *method, const char *path, const char *c
         snprintf(url, n, "%s%s", k->conf->server, path);
         for (int attempt = 0; attempt < 2; attempt++) {
                 char *tok = NULL;
-                if (bearer(k, attempt > 0, &tok, err, errlen))
+                if (bearer(k, attempt > 0, &tok, herr, sizeof(herr))) {
+                        seterr(err, errlen, "%s: %s", what, herr);
                         break;
+                }
                 gp_http_req_t req = {.method = method,
                                      .url = url,
                                      .token = tok,
@@ -224,9 +228,11 @@ static int call(gp_k8s_t *k, const char *method, const char *path, const char *c
                                      .connect_timeout_ms = k->connect_ms,
                                      .timeout_ms = k->request_ms};
                 pthread_mutex_lock(&k->req_lock);
-                rc = gp_http_do(k->req, k->conf, &req, resp, err, errlen);
+                rc = gp_http_do(k->req, k->conf, &req, resp, herr, sizeof(herr));
                 pthread_mutex_unlock(&k->req_lock);
                 wipe(tok);
+                if (rc)
+                        seterr(err, errlen, "%s: %s", what, herr);
                 if (rc || resp->status != 401 || !k->conf->token_file || attempt)
                         break;
                 gp_http_resp_clear(resp);
@@ -276,7 +282,7 @@ int gp_k8s_cm_get(gp_k8s_t *k, const char *ns, const char *name, gp_cm_t **out, 
                 return GP_K8S_ERR;
         snprintf(what, sizeof(what), "GET configmap %s/%s", ns, name);
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns, name);
-        if (call(k, "GET", path, NULL, NULL, &resp, err, errlen))
+        if (call(k, what, "GET", path, NULL, NULL, &resp, err, errlen))
                 return GP_K8S_ERR;
         if (http)
                 *http = resp.status;
@@ -300,7 +306,8 @@ int gp_k8s_cm_patch(gp_k8s_t *k, const char *ns, const char *name, const char *e
                 return seterr(err, errlen, "out of memory");
         snprintf(what, sizeof(what), "PATCH configmap %s/%s", ns, name);
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns, name);
-        rc = call(k, "PATCH", path, "application/merge-patch+json", body, &resp, err, errlen);
+        rc = call(k, what, "PATCH", path, "application/merge-patch+json", body, &resp, err,
+                  errlen);
         free(body);
         if (rc)
                 return GP_K8S_ERR;
@@ -324,7 +331,7 @@ int gp_k8s_cm_create(gp_k8s_t *k, const char *ns, const char *name, const gp_kv_
                 return seterr(err, errlen, "out of memory");
         snprintf(what, sizeof(what), "POST configmap %s/%s", ns, name);
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps", ns);
-        rc = call(k, "POST", path, "application/json", body, &resp, err, errlen);
+        rc = call(k, what, "POST", path, "application/json", body, &resp, err, errlen);
         free(body);
         if (rc)
                 return GP_K8S_ERR;
@@ -363,7 +370,7 @@ int gp_k8s_stream(gp_k8s_t *k, const char *path, long timeout_ms,
         if (rc == 0 && (resp.status < 200 || resp.status >= 300)) {
                 char msg[700];
                 gp_k8s_status_message(resp.status, resp.body, resp.len, msg, sizeof(msg));
-                seterr(err, errlen, "WATCH %s: %s", path, msg);
+                seterr(err, errlen, "%s", msg);
         }
         if (resp.status == 401)
                 token_expire(k);

@@ -56,9 +56,9 @@ int gp_k8s_cm_create(gp_k8s_t *k, const char *ns, const char *name, const gp_kv_
 
 /* A streamed GET of path (from /api/...) on its own connection: each
  * piece of a 2xx body goes to sink; stop is polled. Returns 0 when the
- * server ended the response (*http its status; a non-2xx body's Status
- * message in err), -1 on a transport error, or when sink or stop ended it
- * (err says which). A 401 re-reads the token file for the next call. */
+ * server ended the response (*http its status; for a non-2xx status its
+ * Status message in err, "403 Forbidden: ..."), -1 on a transport error,
+ * or when sink or stop ended it ("URL: reason" in err). A 401 re-reads the token file for the next call. */
 int gp_k8s_stream(gp_k8s_t *k, const char *path, long timeout_ms,
                   int (*sink)(void *, const char *, size_t), int (*stop)(void *),
                   void *opaque, long *http, char *err, size_t errlen);

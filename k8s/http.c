@@ -85,7 +85,8 @@ __attribute__((format(printf, 4, 5))) static int seterr(const gp_http_req_t *req
         int o;
         if (!err || !errlen)
                 return -1;
-        o = snprintf(err, errlen, "%s %s: ", req->method, req->url);
+        /* The URL without its query: the server and the object. */
+        o = snprintf(err, errlen, "%.*s: ", (int)strcspn(req->url, "?"), req->url);
         if (o < 0 || (size_t)o >= errlen)
                 return -1;
         va_start(ap, fmt);
@@ -209,8 +210,8 @@ int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,
         } else if (x.stopped) {
                 seterr(req, err, errlen, "stopped");
         } else {
-                seterr(req, err, errlen, "%s%s%s", curl_easy_strerror(rc), ebuf[0] ? ": " : "",
-                       ebuf);
+                /* libcurl's own message has the detail (host, port, TLS). */
+                seterr(req, err, errlen, "%s", ebuf[0] ? ebuf : curl_easy_strerror(rc));
         }
         goto out;
 

@@ -40,7 +40,7 @@ typedef struct gp_http_resp {
 
 /* One exchange on handle h (made by curl_easy_init; one thread at a time).
  * Returns 0 when a complete response came (of any status), -1 otherwise
- * with "METHOD URL: reason" in err: no connection, timeout, TLS failure,
+ * with "URL: reason" in err (the URL without its query): no connection, timeout, TLS failure,
  * a body over the cap, ended by sink or stop (resp->status may then be
  * set). resp is cleared at entry; free it with gp_http_resp_clear. */
 int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,

@@ -298,7 +298,10 @@ static void *run(void *arg) {
                                  w->ns, w->name);
                         failure(w, err);
                 } else {
-                        failure(w, err);
+                        char msg[800];
+                        snprintf(msg, sizeof(msg), "WATCH configmap %.60s/%.200s: %.500s", w->ns,
+                                 w->name, err);
+                        failure(w, msg);
                 }
                 if (s.events)
                         backoff = 0;
@@ -395,6 +398,13 @@ int gp_k8s_watch_latest(gp_k8s_watch_t *w, uint64_t *gen, char **json, char *err
         }
         pthread_mutex_unlock(&w->lock);
         return rc;
+}
+
+uint64_t gp_k8s_watch_generation(gp_k8s_watch_t *w) {
+        pthread_mutex_lock(&w->lock);
+        uint64_t g = w->gen;
+        pthread_mutex_unlock(&w->lock);
+        return g;
 }
 
 void gp_k8s_watch_last_error(gp_k8s_watch_t *w, char *buf, size_t len) {

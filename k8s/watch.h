@@ -34,7 +34,8 @@ typedef struct gp_k8s_watch_stats {
 /* Starts the thread (k must outlive the watch). NULL on no memory. */
 gp_k8s_watch_t *gp_k8s_watch_start(gp_k8s_t *k, const char *ns, const char *name,
                                    char *err, size_t errlen);
-/* Stops the thread (within about a second) and frees; accepts NULL. */
+/* Stops the thread and frees; accepts NULL. A watch stops within about a
+ * second, a GET in flight within its request timeout. */
 void gp_k8s_watch_stop(gp_k8s_watch_t *w);
 
 /* Waits up to ms for the first outcome: a document, or a failure. */
@@ -47,6 +48,8 @@ void gp_k8s_watch_wait_first(gp_k8s_watch_t *w, int64_t ms);
  * *gen is set in every case. */
 int gp_k8s_watch_latest(gp_k8s_watch_t *w, uint64_t *gen, char **json, char *err,
                         size_t errlen);
+/* The generation of the newest state: a cheap "anything new?". */
+uint64_t gp_k8s_watch_generation(gp_k8s_watch_t *w);
 /* The last failure of the thread ("" after a success), for diagnostics:
  * a document stays current across failures. */
 void gp_k8s_watch_last_error(gp_k8s_watch_t *w, char *buf, size_t len);

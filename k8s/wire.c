@@ -277,7 +277,7 @@ static int append(gp_k8s_lines_t *l, const char *p, size_t n) {
 }
 
 static int emit(const char *s, size_t n, gp_k8s_line_fn fn, void *opaque) {
-        if (n && s[n - 1] == '\r')
+        while (n && s[n - 1] == '\r')
                 n--;
         if (!n)
                 return 0;

@@ -59,8 +59,8 @@ char *gp_k8s_configmap_body(const char *ns, const char *name, const gp_kv_t *kv,
  * document already superseded; a wrong guess costs a 409 and a re-read. */
 int gp_k8s_rv_cmp(const char *a, const char *b);
 
-/* Splits a stream into lines of at most max bytes (without the '\n'; a
- * trailing '\r' is removed; empty lines are skipped). */
+/* Splits a stream into lines of at most max bytes (without the '\n' and
+ * any '\r' before it; empty lines are skipped). */
 typedef struct gp_k8s_lines {
         char *buf;
         size_t len, cap, max;

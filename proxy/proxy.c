@@ -468,7 +468,8 @@ static int exit_for_fatal(gp_proxy_t *p) {
                  * involved: a restart goes on from the last commit. */
                 gp_error("the transaction outlived transaction.timeout.ms (was the process "
                          "paused?); exiting for a restart: open for %" PRId64 " ms, "
-                         "transaction.timeout.ms=%" PRId64 " (%s)",
+                         "transaction.timeout.ms=%" PRId64 " (%s); a broker out of reach "
+                         "that long has the same effect",
                          open_ms, p->txn_timeout_ms, buf);
                 return GP_EXIT_FATAL;
         }
@@ -1154,7 +1155,9 @@ int gp_proxy_run(gp_proxy_t *p) {
                          * gate.commit.interval.ms. */
                         if (gp_mono_ms() >= p->next_ctl_check) {
                                 p->next_ctl_check = gp_mono_ms() + 100;
-                                if ((p->ctl_pending = gp_ctl_poll(p->ctl, false)) != 0)
+                                /* Only a new valid map ends the window: a map
+                                 * that stays invalid changes nothing here. */
+                                if ((p->ctl_pending = gp_ctl_poll(p->ctl, false)) == 1)
                                         break;
                         }
                 }

@@ -16,7 +16,7 @@ static int on_line(void *opaque, const char *line, size_t len) {
         char err[300];
         (void)opaque;
         if (!len || line[len - 1] == '\r')
-                abort(); /* empty lines and CRs never reach us */
+                abort(); /* empty lines and line-ending CRs never reach us */
         if (gp_k8s_event_parse(line, len, &ev, err, sizeof(err))) {
                 if (!err[0] || ev.object)
                         abort();

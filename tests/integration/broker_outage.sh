@@ -34,6 +34,7 @@ T0=$(date +%s)
 
 outage_exit() {
   local rc=$?
+  set +e # cleanup goes on whatever fails; finish_test reads $? below
   if [ "$FROZEN" = 1 ]; then "$BROKER" thaw >/dev/null 2>&1 || true; fi
   touch "$WORK/stopping"
   if [ -s "$WORK/proxy.pid" ]; then kill -9 "$(cat "$WORK/proxy.pid")" 2>/dev/null || true; fi

@@ -29,6 +29,7 @@ PRODUCER=""
 
 ctl_exit() {
   local rc=$?
+  set +e # finish_test reads $? below
   if [ -n "$PRODUCER" ]; then kill "$PRODUCER" 2>/dev/null || true; fi
   (exit $rc)
   finish_test

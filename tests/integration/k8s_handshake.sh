@@ -11,7 +11,13 @@
 #      with WATERMARK_SET, splits, and writes CLEAR_TO_TEARDOWN; the time
 #      from the kubectl change to the proxy's answer is printed
 #      ("k8s: change to effect N ms");
-#   5. the operator sets RUNNING; gp-check --cutoff T --old blue: all zeros.
+#   5. the operator sets RUNNING;
+#   6. the ConfigMap is deleted (the last good state stays, the error is
+#      logged) and created again (valid again, status written to it);
+#   7. the k8s client alone (k8s_client_check): a rotated token file after
+#      a 401, 409 with the API's message, 410 for a compacted version, the
+#      watch thread's latency;
+# then gp-check --cutoff T --old blue: all zeros.
 # Needs the fixture: it is started here (and stopped at the end if it was
 # started here); when it cannot start, the test fails and says why.
 # GP_K8S_PORT / GP_K8S_DIR choose its port and run dir (see apiserver.sh).
@@ -167,10 +173,42 @@ wait "$PRODUCER"
 wait_for "25000 records routed" 90 routed_is 25000
 [ "$(key stage)" = RUNNING ] || fail "stage is $(key stage) after RUNNING was set"
 [ "$(key watermark-toggle-value)" = "$T" ] || fail "T changed after the close"
+
+# ---- 6. the ConfigMap deleted and created again -------------------------
+say "6. ConfigMap deleted: the last good state stays; created again: valid again"
+cm_json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+d["metadata"] = {"name": d["metadata"]["name"], "namespace": d["metadata"]["namespace"]}
+json.dump(d, sys.stdout)' >"$WORK/cm-saved.json"
+kc -n "$NS" delete configmap "$CM" >/dev/null
+wait_for "the deletion in the log" 30 \
+  grep -q "control map invalid, keeping the last good state: configmap $NS/$CM: deleted" \
+  "$WORK/proxy.log"
+kc create -f "$WORK/cm-saved.json" >/dev/null
+wait_for "the map valid again" 30 grep -q "control map valid again" "$WORK/proxy.log"
+wait_for "status written to the new ConfigMap" 30 key_is gate-proxy.error ""
+[ -n "$(key gate-proxy.heartbeat)" ] || fail "no heartbeat in the re-created ConfigMap"
+
 stop_proxy
+
+# ---- 7. the client alone: token rotation, 409, 410, watch latency -------
+say "7. the k8s client: a rotated token, 409, 410, the watch's latency"
+[ -n "${GP_K8S_CLIENT_CHECK:-}" ] || fail "GP_K8S_CLIENT_CHECK is not set (run through ctest)"
+"$K8S" sa-token "$NS" gp-rotate 10m >"$WORK/token"
+kc -n "$NS" create rolebinding gp-rotate --role=gate-proxy --serviceaccount="$NS:gp-rotate" >/dev/null
+"$K8S" token proxy >"$WORK/token.next"
+sed "s|^\( *\)token: .*|\1tokenFile: $WORK/token|" "$PROXY_KC" >"$WORK/rotating.kubeconfig"
+grep -q "tokenFile: $WORK/token" "$WORK/rotating.kubeconfig" || fail "no tokenFile kubeconfig"
+"$GP_K8S_CLIENT_CHECK" "$WORK/rotating.kubeconfig" "$WORK/token" "$WORK/token.next" "$NS" "$CM" \
+  "$K8S kubectl -n $NS delete serviceaccount gp-rotate >/dev/null" \
+  || fail "k8s_client_check failed"
+
 check "$S" --cutoff "$T" --old blue
 [ "$CHECKED" = 25000 ] || fail "checked $CHECKED records, expected 25000"
 [ "$(key gate-proxy.count.dlq)" = 0 ] || fail "records went to the dead-letter topic"
 grep -q "status write\|publishing to .* failed" "$WORK/proxy.log" \
   && { grep "status write\|publishing to" "$WORK/proxy.log" | head -5; fail "a write to the ConfigMap failed"; }
+say "proxy log: $(grep -c ' warn ' "$WORK/proxy.log" || true) warnings, $(grep -c ' error ' "$WORK/proxy.log" || true) errors"
+grep ' warn \| error ' "$WORK/proxy.log" | cut -c1-200 || true
 say "PASS"

@@ -1,0 +1,218 @@
+/* tests/integration/k8s_client_check.c: the k8s/ client against the real
+ * API server, for what the proxy's run does not show: a rotated token
+ * (the cached one now gets 401: the file is re-read and the request
+ * retried at once), 409 with the API's message, 410 for a watch from a
+ * compacted resourceVersion, and the watch thread's latency.
+ * Run by tests/integration/k8s_handshake.sh, which sets the stage:
+ *   k8s_client_check KUBECONFIG TOKEN_FILE NEXT_TOKEN_FILE NS CONFIGMAP SA_DELETE_CMD
+ * KUBECONFIG reads its token from TOKEN_FILE, which holds a ServiceAccount
+ * token; this program copies NEXT_TOKEN_FILE over it and runs
+ * SA_DELETE_CMD, which deletes that ServiceAccount (its token then gets
+ * 401). Prints "ok ..." lines; exits 1 on the first failure.
+ * Uses k8s/ only. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "k8s/client.h"
+#include "k8s/watch.h"
+#include "k8s/wire.h"
+
+static int64_t mono_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#define CHECK(cond, ...)                                                               \
+        do {                                                                           \
+                if (!(cond)) {                                                         \
+                        fprintf(stderr, "k8s_client_check: FAIL: " __VA_ARGS__);       \
+                        fputc('\n', stderr);                                           \
+                        exit(1);                                                       \
+                }                                                                      \
+        } while (0)
+
+static void copy_file(const char *from, const char *to) {
+        char buf[65536], tmp[4200];
+        FILE *in = fopen(from, "rb");
+        CHECK(in, "cannot read %s", from);
+        size_t n = fread(buf, 1, sizeof(buf), in);
+        fclose(in);
+        snprintf(tmp, sizeof(tmp), "%s.new", to);
+        FILE *out = fopen(tmp, "wb");
+        CHECK(out && fwrite(buf, 1, n, out) == n && fclose(out) == 0, "cannot write %s", tmp);
+        CHECK(rename(tmp, to) == 0, "cannot rename %s", tmp);
+}
+
+typedef struct {
+        char lines[8][2048];
+        int n;
+} lines_t;
+
+static int keep_line(void *opaque, const char *line, size_t len) {
+        lines_t *l = opaque;
+        if (l->n < 8)
+                snprintf(l->lines[l->n++], sizeof(l->lines[0]), "%.*s", (int)len, line);
+        return 0;
+}
+
+static int sink(void *opaque, const char *p, size_t n) {
+        static gp_k8s_lines_t splitter;
+        if (!splitter.max)
+                gp_k8s_lines_init(&splitter, GP_K8S_MAX_EVENT);
+        return gp_k8s_lines_feed(&splitter, p, n, keep_line, opaque) < 0;
+}
+
+int main(int argc, char **argv) {
+        char err[1000];
+        if (argc != 7) {
+                fprintf(stderr, "usage: k8s_client_check KUBECONFIG TOKEN_FILE NEXT_TOKEN_FILE "
+                                "NS CONFIGMAP SA_DELETE_CMD\n");
+                return 2;
+        }
+        const char *kc = argv[1], *tok = argv[2], *next = argv[3], *ns = argv[4], *cm = argv[5];
+        gp_k8s_conf_t *conf = gp_k8s_kubeconfig_load(kc, err, sizeof(err));
+        CHECK(conf, "%s", err);
+        CHECK(conf->token_file && !strcmp(conf->token_file, tok), "the kubeconfig must use %s",
+              tok);
+        gp_k8s_t *k = gp_k8s_new(conf, err, sizeof(err));
+        CHECK(k, "%s", err);
+
+        /* 1. A token that stops working is re-read at once after the 401. */
+        char oldtok[8192] = "";
+        FILE *f = fopen(tok, "rb");
+        CHECK(f && fgets(oldtok, sizeof(oldtok), f), "cannot read %s", tok);
+        fclose(f);
+        oldtok[strcspn(oldtok, "\r\n")] = '\0';
+        gp_cm_t *doc = NULL;
+        long http = 0;
+        int rc = gp_k8s_cm_get(k, ns, cm, &doc, &http, err, sizeof(err));
+        CHECK(rc == GP_K8S_OK, "GET with the ServiceAccount token: %s", err);
+        gp_cm_destroy(doc); /* k now holds that token for up to 60 s */
+        copy_file(next, tok);
+        CHECK(system(argv[6]) == 0, "%s failed", argv[6]);
+        gp_k8s_conf_t *oconf = gp_k8s_kubeconfig_load(kc, err, sizeof(err));
+        CHECK(oconf, "%s", err);
+        free(oconf->token_file);
+        oconf->token_file = NULL;
+        oconf->token = strdup(oldtok);
+        gp_k8s_t *old = gp_k8s_new(oconf, err, sizeof(err));
+        CHECK(old, "%s", err);
+        int64_t t0 = mono_ms();
+        for (;;) { /* until the server refuses the old token */
+                rc = gp_k8s_cm_get(old, ns, cm, &doc, &http, err, sizeof(err));
+                gp_cm_destroy(doc);
+                if (http == 401)
+                        break;
+                CHECK(mono_ms() - t0 < 10000, "the deleted ServiceAccount's token still works");
+                usleep(100 * 1000);
+        }
+        CHECK(strstr(err, ": 401 Unauthorized"), "401 message: %s", err);
+        gp_k8s_destroy(old);
+        rc = gp_k8s_cm_get(k, ns, cm, &doc, &http, err, sizeof(err));
+        CHECK(rc == GP_K8S_OK, "GET after the token was refused: %s", err);
+        gp_cm_destroy(doc);
+        printf("ok   the cached token refused (401): the token file was re-read and the "
+               "request retried\n");
+
+        /* 2. 409 with the API's message. */
+        rc = gp_k8s_cm_get(k, ns, cm, &doc, NULL, err, sizeof(err));
+        CHECK(rc == GP_K8S_OK, "%s", err);
+        char rv[64];
+        snprintf(rv, sizeof(rv), "%s", gp_cm_resource_version(doc));
+        gp_cm_destroy(doc);
+        gp_kv_t kv[] = {{"gate-proxy.check", "1"}};
+        gp_cm_t *after = NULL;
+        rc = gp_k8s_cm_patch(k, ns, cm, rv, kv, 1, &after, err, sizeof(err));
+        CHECK(rc == GP_K8S_OK && after, "PATCH at the current version: %s", err);
+        CHECK(strcmp(gp_cm_resource_version(after), rv), "the version did not move");
+        gp_cm_destroy(after);
+        kv[0].value = "2";
+        rc = gp_k8s_cm_patch(k, ns, cm, rv, kv, 1, NULL, err, sizeof(err));
+        char want[300];
+        snprintf(want, sizeof(want),
+                 "PATCH configmap %s/%s: 409 Conflict: Operation cannot be fulfilled on "
+                 "configmaps \"%s\": the object has been modified",
+                 ns, cm, cm);
+        CHECK(rc == GP_K8S_CONFLICT && strstr(err, want) == err, "stale PATCH: rc %d: %s", rc,
+              err);
+        printf("ok   stale PATCH: %.120s...\n", err);
+        kv[0].value = NULL;
+        rc = gp_k8s_cm_patch(k, ns, cm, NULL, kv, 1, NULL, err, sizeof(err));
+        CHECK(rc == GP_K8S_OK, "PATCH deleting a key: %s", err);
+
+        /* 3. A watch from a resourceVersion the server no longer has: 410. */
+        char path[600];
+        snprintf(path, sizeof(path),
+                 "/api/v1/namespaces/%s/configmaps?watch=1&fieldSelector=metadata.name%%3D%s"
+                 "&allowWatchBookmarks=true&timeoutSeconds=2&resourceVersion=1",
+                 ns, cm);
+        lines_t got = {.n = 0};
+        rc = gp_k8s_stream(k, path, 10000, sink, NULL, &got, &http, err, sizeof(err));
+        int gone = http == 410;
+        for (int i = 0; i < got.n && !gone; i++) {
+                gp_k8s_event_t ev;
+                char perr[300];
+                if (!gp_k8s_event_parse(got.lines[i], strlen(got.lines[i]), &ev, perr,
+                                        sizeof(perr)) &&
+                    ev.type == GP_K8S_EV_ERROR && ev.code == 410)
+                        gone = 1;
+                gp_k8s_event_clear(&ev);
+        }
+        CHECK(gone, "a watch from resourceVersion 1: HTTP %ld, %d lines (%s), no 410", http,
+              got.n, got.n ? got.lines[0] : err);
+        printf("ok   watch from resourceVersion 1: 410 (%s)\n",
+               http == 410 ? "HTTP status" : "ERROR event");
+
+        /* 4. The watch thread publishes a change within milliseconds. */
+        gp_k8s_watch_t *w = gp_k8s_watch_start(k, ns, cm, err, sizeof(err));
+        CHECK(w, "%s", err);
+        gp_k8s_watch_wait_first(w, 5000);
+        uint64_t gen = 0;
+        char *json = NULL;
+        rc = gp_k8s_watch_latest(w, &gen, &json, err, sizeof(err));
+        CHECK(rc == GP_K8S_OK, "watch: %s", err);
+        free(json);
+        usleep(300 * 1000); /* let the watch connect after its GET */
+        int64_t worst = 0;
+        for (int i = 0; i < 5; i++) {
+                char v[16];
+                snprintf(v, sizeof(v), "w%d", i);
+                gp_kv_t one[] = {{"gate-proxy.check", v}};
+                uint64_t before = gp_k8s_watch_generation(w);
+                /* From another client: no offer, only the watch tells. */
+                t0 = mono_ms();
+                gp_k8s_t *k2 = gp_k8s_new(gp_k8s_kubeconfig_load(kc, err, sizeof(err)), err,
+                                          sizeof(err));
+                CHECK(k2, "%s", err);
+                rc = gp_k8s_cm_patch(k2, ns, cm, NULL, one, 1, NULL, err, sizeof(err));
+                CHECK(rc == GP_K8S_OK, "%s", err);
+                gp_k8s_destroy(k2);
+                while (gp_k8s_watch_generation(w) == before && mono_ms() - t0 < 5000)
+                        usleep(1000);
+                CHECK(gp_k8s_watch_generation(w) != before, "the watch missed change %d", i);
+                rc = gp_k8s_watch_latest(w, &gen, &json, err, sizeof(err));
+                CHECK(rc == GP_K8S_OK && strstr(json, v), "the watch has an old copy");
+                free(json);
+                if (mono_ms() - t0 > worst)
+                        worst = mono_ms() - t0;
+        }
+        gp_k8s_watch_stats_t st;
+        gp_k8s_watch_stats(w, &st);
+        CHECK(st.gets == 1 && st.watches >= 1 && st.events >= 5,
+              "watch stats: %llu GETs, %llu watches, %llu events", (unsigned long long)st.gets,
+              (unsigned long long)st.watches, (unsigned long long)st.events);
+        printf("ok   watch: 5 changes seen, the slowest %lld ms after its PATCH started "
+               "(%llu events, %llu watch requests)\n",
+               (long long)worst, (unsigned long long)st.events,
+               (unsigned long long)st.watches);
+        t0 = mono_ms();
+        gp_k8s_watch_stop(w);
+        CHECK(mono_ms() - t0 < 2000, "stopping the watch took %lld ms",
+              (long long)(mono_ms() - t0));
+        gp_k8s_destroy(k);
+        return 0;
+}
