@@ -23,6 +23,7 @@ struct gp_k8s_watch {
         pthread_t thr;
         bool started;
         uint32_t rnd; /* the thread's jitter */
+        char start_rv[GP_K8S_RV_MAX]; /* watch from here first, without a GET */
 
         pthread_mutex_t lock; /* guards everything below */
         pthread_cond_t cond;  /* stop, first outcome */
@@ -218,10 +219,11 @@ static void *run(void *arg) {
         gp_k8s_watch_t *w = arg;
         stream_t s = {.w = w};
         char rv[GP_K8S_RV_MAX] = "", err[700], path[1024];
-        bool need_get = true;
+        bool need_get = !w->start_rv[0];
         int64_t backoff = 0;
 
         gp_k8s_lines_init(&s.lines, GP_K8S_MAX_EVENT);
+        snprintf(rv, sizeof(rv), "%s", w->start_rv);
         while (!stopping(w)) {
                 if (need_get) {
                         gp_cm_t *cm = NULL;
@@ -313,6 +315,11 @@ static void *run(void *arg) {
 
 gp_k8s_watch_t *gp_k8s_watch_start(gp_k8s_t *k, const char *ns, const char *name,
                                    char *err, size_t errlen) {
+        return gp_k8s_watch_start_at(k, ns, name, NULL, err, errlen);
+}
+
+gp_k8s_watch_t *gp_k8s_watch_start_at(gp_k8s_t *k, const char *ns, const char *name,
+                                      const char *rv, char *err, size_t errlen) {
         gp_k8s_watch_t *w;
         pthread_condattr_t ca;
         if (!gp_k8s_namespace_ok(ns) || !gp_k8s_name_ok(name)) {
@@ -327,6 +334,7 @@ gp_k8s_watch_t *gp_k8s_watch_start(gp_k8s_t *k, const char *ns, const char *name
         w->k = k;
         snprintf(w->ns, sizeof(w->ns), "%s", ns);
         snprintf(w->name, sizeof(w->name), "%s", name);
+        snprintf(w->start_rv, sizeof(w->start_rv), "%s", rv ? rv : "");
         w->rnd = (uint32_t)mono_ms() ^ (uint32_t)(uintptr_t)w ^ 0x9e3779b9u;
         if (!w->rnd)
                 w->rnd = 1;

@@ -34,6 +34,11 @@ typedef struct gp_k8s_watch_stats {
 /* Starts the thread (k must outlive the watch). NULL on no memory. */
 gp_k8s_watch_t *gp_k8s_watch_start(gp_k8s_t *k, const char *ns, const char *name,
                                    char *err, size_t errlen);
+/* The same, but the first watch starts at resourceVersion rv (non-empty)
+ * without a GET: resuming from a version kept elsewhere. A version the
+ * server no longer has gives 410 and the usual GET. */
+gp_k8s_watch_t *gp_k8s_watch_start_at(gp_k8s_t *k, const char *ns, const char *name,
+                                      const char *rv, char *err, size_t errlen);
 /* Stops the thread and frees; accepts NULL. A watch stops within about a
  * second, a GET in flight within its request timeout. */
 void gp_k8s_watch_stop(gp_k8s_watch_t *w);

@@ -167,12 +167,29 @@ int main(int argc, char **argv) {
         printf("ok   watch from resourceVersion 1: 410 (%s)\n",
                http == 410 ? "HTTP status" : "ERROR event");
 
-        /* 4. The watch thread publishes a change within milliseconds. */
-        gp_k8s_watch_t *w = gp_k8s_watch_start(k, ns, cm, err, sizeof(err));
+        /* 3b. The watch thread on that 410: it lists again (GET) and goes on. */
+        gp_k8s_watch_t *w = gp_k8s_watch_start_at(k, ns, cm, "1", err, sizeof(err));
         CHECK(w, "%s", err);
         gp_k8s_watch_wait_first(w, 5000);
+        gp_k8s_watch_stats_t st;
+        gp_k8s_watch_stats(w, &st);
         uint64_t gen = 0;
         char *json = NULL;
+        rc = gp_k8s_watch_latest(w, &gen, &json, err, sizeof(err));
+        CHECK(rc == GP_K8S_OK, "watch from 1: %s", err);
+        free(json);
+        gp_k8s_watch_stats(w, &st);
+        CHECK(st.relists == 1 && st.gets == 1 && st.failures == 0,
+              "watch from 1: %llu re-lists, %llu GETs, %llu failures",
+              (unsigned long long)st.relists, (unsigned long long)st.gets,
+              (unsigned long long)st.failures);
+        gp_k8s_watch_stop(w);
+        printf("ok   the watch thread from resourceVersion 1: 410, one re-list, a document\n");
+
+        /* 4. The watch thread publishes a change within milliseconds. */
+        w = gp_k8s_watch_start(k, ns, cm, err, sizeof(err));
+        CHECK(w, "%s", err);
+        gp_k8s_watch_wait_first(w, 5000);
         rc = gp_k8s_watch_latest(w, &gen, &json, err, sizeof(err));
         CHECK(rc == GP_K8S_OK, "watch: %s", err);
         free(json);
@@ -200,7 +217,6 @@ int main(int argc, char **argv) {
                 if (mono_ms() - t0 > worst)
                         worst = mono_ms() - t0;
         }
-        gp_k8s_watch_stats_t st;
         gp_k8s_watch_stats(w, &st);
         CHECK(st.gets == 1 && st.watches >= 1 && st.events >= 5,
               "watch stats: %llu GETs, %llu watches, %llu events", (unsigned long long)st.gets,
