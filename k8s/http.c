@@ -95,6 +95,13 @@ __attribute__((format(printf, 4, 5))) static int seterr(const gp_http_req_t *req
         return -1;
 }
 
+static void refused(const gp_http_req_t *req, CURLcode rc, char *err, size_t errlen) {
+        seterr(req, err, errlen, "libcurl refused an option: %s%s", curl_easy_strerror(rc),
+               rc == CURLE_NOT_BUILT_IN || rc == CURLE_UNKNOWN_OPTION
+                       ? " (libcurl 7.85 or newer with OpenSSL is needed)"
+                       : "");
+}
+
 int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,
                gp_http_resp_t *resp, char *err, size_t errlen) {
         struct curl_slist *hdrs = NULL, *nh;
@@ -114,15 +121,19 @@ int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,
         /* Headers. The token goes only into this list, never into a message. */
 #define HDR(s)                                                                         \
         do {                                                                           \
-                if (!(nh = curl_slist_append(hdrs, (s))))                              \
-                        goto nomem;                                                    \
+                if (!(nh = curl_slist_append(hdrs, (s)))) {                            \
+                        seterr(req, err, errlen, "out of memory");                     \
+                        goto out;                                                      \
+                }                                                                      \
                 hdrs = nh;                                                             \
         } while (0)
         HDR("Accept: application/json");
         if (req->token) {
                 size_t n = strlen(req->token) + 32;
-                if (!(auth = malloc(n)))
-                        goto nomem;
+                if (!(auth = malloc(n))) {
+                        seterr(req, err, errlen, "out of memory");
+                        goto out;
+                }
                 snprintf(auth, n, "Authorization: Bearer %s", req->token);
                 HDR(auth);
         }
@@ -136,8 +147,10 @@ int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,
 
 #define SET(opt, val)                                                                  \
         do {                                                                           \
-                if ((rc = curl_easy_setopt(h, opt, val)) != CURLE_OK)                  \
-                        goto setopt;                                                   \
+                if ((rc = curl_easy_setopt(h, opt, val)) != CURLE_OK) {                \
+                        refused(req, rc, err, errlen);                                 \
+                        goto out;                                                      \
+                }                                                                      \
         } while (0)
         SET(CURLOPT_URL, req->url);
         SET(CURLOPT_ERRORBUFFER, ebuf);
@@ -213,16 +226,6 @@ int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,
                 /* libcurl's own message has the detail (host, port, TLS). */
                 seterr(req, err, errlen, "%s", ebuf[0] ? ebuf : curl_easy_strerror(rc));
         }
-        goto out;
-
-setopt:
-        seterr(req, err, errlen, "libcurl refused an option: %s%s", curl_easy_strerror(rc),
-               rc == CURLE_NOT_BUILT_IN || rc == CURLE_UNKNOWN_OPTION
-                       ? " (libcurl 7.85 or newer with OpenSSL is needed)"
-                       : "");
-        goto out;
-nomem:
-        seterr(req, err, errlen, "out of memory");
 out:
         /* The handle keeps pointers to these: detach them first. */
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);

@@ -35,6 +35,7 @@ struct gp_k8s_watch {
         uint64_t gen;
         char gone[700];           /* S_GONE: why */
         char error[800];          /* the last failure, "" after a success */
+        bool error_get;           /* it was a GET's (a good GET clears it) */
         gp_k8s_watch_stats_t stats;
 };
 
@@ -91,7 +92,14 @@ static void publish_locked(gp_k8s_watch_t *w, char *json, const char *rv) {
 static void publish(gp_k8s_watch_t *w, char *json, const char *rv) {
         pthread_mutex_lock(&w->lock);
         publish_locked(w, json, rv);
-        w->error[0] = '\0';
+        pthread_mutex_unlock(&w->lock);
+}
+
+/* The watch works (an event came, or it ran its course): no failure now. */
+static void healthy(gp_k8s_watch_t *w, bool get) {
+        pthread_mutex_lock(&w->lock);
+        if (!get || w->error_get)
+                w->error[0] = '\0';
         pthread_mutex_unlock(&w->lock);
 }
 
@@ -107,14 +115,14 @@ static void publish_gone(gp_k8s_watch_t *w, const char *rv, const char *why) {
                 w->gen++;
         }
         w->first_done = true;
-        w->error[0] = '\0';
         pthread_cond_broadcast(&w->cond);
         pthread_mutex_unlock(&w->lock);
 }
 
-static void failure(gp_k8s_watch_t *w, const char *why) {
+static void failure(gp_k8s_watch_t *w, const char *why, bool get) {
         pthread_mutex_lock(&w->lock);
         snprintf(w->error, sizeof(w->error), "%s", why);
+        w->error_get = get;
         w->stats.failures++;
         w->first_done = true;
         pthread_cond_broadcast(&w->cond);
@@ -150,6 +158,8 @@ static int on_line(void *opaque, const char *line, size_t len) {
                          s->w->name, err);
                 return 1;
         }
+        if (ev.type != GP_K8S_EV_ERROR && !s->events)
+                healthy(s->w, false);
         s->events++;
         pthread_mutex_lock(&s->w->lock);
         s->w->stats.events++;
@@ -238,16 +248,18 @@ static void *run(void *arg) {
                                 snprintf(rv, sizeof(rv), "%s", gp_cm_resource_version(cm));
                                 gp_cm_destroy(cm);
                                 if (!json) {
-                                        failure(w, "out of memory");
+                                        failure(w, "out of memory", true);
                                         backoff_sleep(w, &backoff);
                                         continue;
                                 }
                                 publish(w, json, rv);
+                                healthy(w, true);
                         } else if (rc == GP_K8S_NOT_FOUND) {
                                 publish_gone(w, "", err);
+                                healthy(w, true);
                                 rv[0] = '\0'; /* watch from now: ADDED when it comes */
                         } else {
-                                failure(w, err);
+                                failure(w, err, true);
                                 backoff_sleep(w, &backoff);
                                 continue;
                         }
@@ -287,26 +299,31 @@ static void *run(void *arg) {
                         continue;
                 }
                 if (s.fail[0]) {
-                        failure(w, s.fail);
+                        failure(w, s.fail, false);
                 } else if (rc == 0 && http >= 200 && http < 300) {
                         /* The server ended the watch (its timeout): go on
                          * from rv at once, unless it ends them at once. */
                         if (s.events || mono_ms() - t0 >= 1000) {
+                                healthy(w, false);
                                 backoff = 0;
                                 continue;
                         }
                         snprintf(err, sizeof(err),
                                  "WATCH configmap %s/%s: the server ended the watch at once",
                                  w->ns, w->name);
-                        failure(w, err);
+                        failure(w, err, false);
                 } else {
                         char msg[800];
                         snprintf(msg, sizeof(msg), "WATCH configmap %.60s/%.200s: %.500s", w->ns,
                                  w->name, err);
-                        failure(w, msg);
+                        failure(w, msg, false);
                 }
                 if (s.events)
                         backoff = 0;
+                /* After a failed watch the next attempt starts with a GET:
+                 * should watching stay impossible (a Role without watch),
+                 * the copy is still refreshed once per backoff. */
+                need_get = true;
                 backoff_sleep(w, &backoff);
         }
         gp_k8s_lines_free(&s.lines);

@@ -11,7 +11,8 @@
  * means that version is too old: GET again, then watch. Any other failure
  * (no connection, 401, 403, a garbled stream) is retried after a backoff
  * of 250 ms doubling to 30 s, with jitter (a random 50-100 % of it), reset
- * by a success. The newest state is kept under a mutex; each change bumps
+ * by a success, starting again with a GET (so a copy is refreshed once per
+ * backoff even where watching keeps failing). The newest state is kept under a mutex; each change bumps
  * a generation number, so a reader can tell whether anything changed.
  * May use gate/ and k8s/; pthreads. */
 #ifndef GP_K8S_WATCH_H
@@ -55,8 +56,8 @@ int gp_k8s_watch_latest(gp_k8s_watch_t *w, uint64_t *gen, char **json, char *err
                         size_t errlen);
 /* The generation of the newest state: a cheap "anything new?". */
 uint64_t gp_k8s_watch_generation(gp_k8s_watch_t *w);
-/* The last failure of the thread ("" after a success), for diagnostics:
- * a document stays current across failures. */
+/* The last failure of the thread ("" once a watch works again), for
+ * diagnostics: a document stays current across failures. */
 void gp_k8s_watch_last_error(gp_k8s_watch_t *w, char *buf, size_t len);
 void gp_k8s_watch_stats(gp_k8s_watch_t *w, gp_k8s_watch_stats_t *out);
 

@@ -75,8 +75,8 @@ static const char *usage_run =
         "  --control FILE     a local JSON file (the proxy's control.file)\n"          \
         "  --k8s NAME         the ConfigMap NAME through the Kubernetes API (the\n"    \
         "                     proxy's control.k8s.configmap)\n"                        \
-        "  --namespace NS     its namespace (default: the pod's, else the kubeconfig\n" \
-        "                     context's, else default)\n"                              \
+        "  --namespace NS     its namespace (default: in a pod its own, with a\n"      \
+        "                     kubeconfig its context's, else default)\n"              \
         "  --kubeconfig PATH  how to reach the API server (default: in a pod its\n"    \
         "                     service account, else $KUBECONFIG, else ~/.kube/config)\n" \
         "With --k8s a change is written only if the map is still the one read\n"      \

@@ -586,8 +586,9 @@ static const prop_t props[] = {
          .type = PT_STR,
          .example = "flink",
          .optional = true,
-         .unset = "the pod's namespace (from its service account), else the kubeconfig "
-                  "context's namespace, else default",
+         .unset = "the namespace of the configuration in use: in a pod without "
+                  "control.k8s.kubeconfig its own (from its service account), with a "
+                  "kubeconfig its context's; else default",
          .check = check_namespace,
          .allowed = "namespace name",
          FIELD(k8s_namespace),

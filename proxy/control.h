@@ -53,8 +53,8 @@ gp_ctl_t *gp_ctl_new(const gp_ctl_ops_t *ops, void *be);
 /* The file backend. */
 gp_ctl_t *gp_ctl_new_file(const char *path);
 /* The Kubernetes backend: ConfigMap name in namespace ns (NULL or "": the
- * pod's namespace from its service account, else the kubeconfig context's,
- * else "default"), reached through kubeconfig (NULL or "": in-cluster when
+ * configuration's: in a pod its own from its service account, with a
+ * kubeconfig its context's; else "default"), reached through kubeconfig (NULL or "": in-cluster when
  * KUBERNETES_SERVICE_HOST is set, else $KUBECONFIG or ~/.kube/config).
  * watch: a thread keeps the newest copy, so a read never waits for the
  * network (the proxy; it waits up to 5 s here for the first answer);

@@ -46,7 +46,8 @@ static void watch_health(ctlk8s_t *b) {
         if (!strcmp(now, b->warned))
                 return;
         if (now[0])
-                gp_warn("%s: %s (retrying; the last map read stays in use)", b->desc, now);
+                gp_warn("%s (retrying with backoff; the map is read again on each retry, "
+                        "the last one read stays in use)", now);
         else
                 gp_info("%s: watching again", b->desc);
         snprintf(b->warned, sizeof(b->warned), "%s", now);

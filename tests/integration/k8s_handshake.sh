@@ -37,6 +37,7 @@ k8s_cleanup() {
     echo "--- ConfigMap $NS/$CM:" >&2
     "$K8S" kubectl -n "$NS" get configmap "$CM" -o yaml >&2 2>/dev/null || true
   fi
+  rm -f "$WORK/token" "$WORK/token.next" # bearer tokens: not kept, even for a post-mortem
   if [ "$K8S_STARTED" = 1 ]; then
     "$K8S" stop >/dev/null 2>&1 || true
   elif "$K8S" status >/dev/null 2>&1; then
@@ -189,6 +190,12 @@ kc create -f "$WORK/cm-saved.json" >/dev/null
 wait_for "the map valid again" 30 grep -q "control map valid again" "$WORK/proxy.log"
 wait_for "status written to the new ConfigMap" 30 key_is gate-proxy.error ""
 [ -n "$(key gate-proxy.heartbeat)" ] || fail "no heartbeat in the re-created ConfigMap"
+"$GP_BIN" status --k8s "$CM" --namespace "$NS" --kubeconfig "$PROXY_KC" >"$WORK/status.txt" \
+  || fail "gate-proxy status --k8s failed"
+grep -q "^control     configmap $NS/$CM (resourceVersion [0-9]*)" "$WORK/status.txt" \
+  && grep -q "^cutoff      T=$T " "$WORK/status.txt" \
+  && grep -q "^requested   active=GREEN stage=RUNNING" "$WORK/status.txt" \
+  || { cat "$WORK/status.txt"; fail "gate-proxy status --k8s shows something else"; }
 
 stop_proxy
 
