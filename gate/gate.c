@@ -320,10 +320,10 @@ static int choose_cutoff(gp_gate_t *g, const gp_control_t *c, const gp_wm_view_t
         return 1;
 }
 
-static int try_close(gp_gate_t *g, const gp_wm_view_t *wv, const gp_gate_conf_t *conf,
-                     int64_t now, gp_step_t *out) {
-        if (!wv->drained)
-                return 0;
+bool gp_gate_close_due(const gp_gate_t *g, const gp_wm_view_t *wv,
+                       const gp_gate_conf_t *conf, int64_t now) {
+        if (g->phase != GP_PHASE_SPLIT || g->cutoff == GP_TS_NONE)
+                return false;
         int64_t need = sat_add(g->cutoff, conf->lateness_ms);
         bool by_wm = wv->wm != GP_TS_NONE && !wv->all_idle && wv->wm >= need;
         /* Every partition quiet for the idle timeout plus the lateness
@@ -332,7 +332,12 @@ static int try_close(gp_gate_t *g, const gp_wm_view_t *wv, const gp_gate_conf_t 
                                                                : g->cutoff_wall;
         bool by_idle = wv->all_idle && g->cutoff_wall != GP_TS_NONE &&
                        sat_sub(now, quiet_from) >= sat_add(conf->idle_ms, conf->lateness_ms);
-        if (!by_wm && !by_idle)
+        return by_wm || by_idle;
+}
+
+static int try_close(gp_gate_t *g, const gp_wm_view_t *wv, const gp_gate_conf_t *conf,
+                     int64_t now, gp_step_t *out) {
+        if (!wv->drained || !gp_gate_close_due(g, wv, conf, now))
                 return 0;
         set_phase(g, GP_PHASE_CLOSED);
         out->events |= GP_EV_CLOSED;

@@ -94,6 +94,13 @@ gp_dest_t gp_gate_dest(const gp_gate_t *g, const gp_gate_conf_t *c, int64_t ts,
 void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_conf_t *c,
                        int64_t now, gp_wm_view_t *out);
 
+/* True when g is SPLIT and the watermark condition for closing the old
+ * side holds (W >= T + lateness, or every partition idle long enough since
+ * T was chosen), whatever wv->drained says: the proxy runs its drain check
+ * only then. */
+bool gp_gate_close_due(const gp_gate_t *g, const gp_wm_view_t *wv,
+                       const gp_gate_conf_t *conf, int64_t now);
+
 /* What gp_gate_step did. */
 enum {
         GP_EV_TRANSITION = 1 << 0, /* a transition started (-> WAITING) */

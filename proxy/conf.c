@@ -179,6 +179,17 @@ static int check_id(const char *v, char *why, size_t whylen) {
         return check_template(v, false, false, &has_topic, why, whylen);
 }
 
+static int check_group(const char *v, char *why, size_t whylen) {
+        size_t n = strlen(v);
+        bool ok = n >= 1 && n <= ID_MAX;
+        for (size_t i = 0; ok && i < n; i++)
+                ok = v[i] > ' ' && v[i] < 0x7f;
+        return ok ? 0
+                  : seterr(why, whylen,
+                           "expected a consumer group id: 1 to 249 printable characters "
+                           "without spaces");
+}
+
 static int check_path(const char *v, char *why, size_t whylen) {
         if (*v == '\0')
                 return seterr(why, whylen, "expected a file path");
@@ -502,6 +513,30 @@ static const prop_t props[] = {
                  "(CLEAR_TO_TEARDOWN) only when the watermark has reached T plus this. "
                  "Example: 30000 when the old job's windows accept records up to "
                  "30 s late."},
+        {.name = "gate.drain.group.blue",
+         .type = PT_STR,
+         .example = "orders-enrich-blue",
+         .optional = true,
+         .unset = "no drain check: blue closes on the watermark condition alone",
+         .check = check_group,
+         .allowed = "consumer group id",
+         FIELD(drain_group_blue),
+         .desc = "Consumer group of the job reading the blue topics. When blue is the "
+                 "old side, CLEAR_TO_TEARDOWN also waits until this group's committed "
+                 "offsets on every blue partition the proxy writes have reached the last "
+                 "record the proxy committed there (a drain check, polled at most once a "
+                 "second, progress logged). The proxy only reads the group's offsets; it "
+                 "never joins it. Without it, the watermark condition alone."},
+        {.name = "gate.drain.group.green",
+         .type = PT_STR,
+         .example = "orders-enrich-green",
+         .optional = true,
+         .unset = "no drain check: green closes on the watermark condition alone",
+         .check = check_group,
+         .allowed = "consumer group id",
+         FIELD(drain_group_green),
+         .desc = "As gate.drain.group.blue, for the job reading the green topics. "
+                 "Without it, the watermark condition alone."},
 
         /* transactions */
         {.section = "Transactions",

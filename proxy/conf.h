@@ -61,6 +61,8 @@ typedef struct gp_conf {
         int64_t idle_ms;             /* gate.watermark.idle.ms */
         int64_t align_ms;            /* gate.cutoff.align.ms */
         int64_t lateness_ms;         /* gate.lateness.ms */
+        char *drain_group_blue;      /* gate.drain.group.blue, NULL: no drain check */
+        char *drain_group_green;     /* gate.drain.group.green, NULL: no drain check */
 
         /* transactions */
         gp_delivery_t delivery;      /* gate.delivery */

@@ -36,6 +36,10 @@
 typedef struct pslot {
         gp_part_t st, cst;  /* working and committed partition state */
         int64_t pos, cpos;  /* next offset to read: working and committed */
+        /* One past the last record this process wrote to partition i of each
+         * colour topic (delivery reports), working and committed; -1: none.
+         * Kept only with a drain group (gate.drain.group.*). */
+        int64_t wrote[2], cwrote[2];
 } pslot_t;
 
 typedef struct tslot {
@@ -78,6 +82,9 @@ struct gp_proxy {
         char ctl_error[512]; /* the control-map error last logged */
 
         uint64_t dr_errors; /* at-least-once: failed deliveries since the last commit */
+        rd_kafka_t *drain[2];   /* per colour: reads gate.drain.group.*'s offsets; NULL: no check */
+        int64_t drain_next;     /* mono ms of the next drain check */
+        char drain_msg[512];    /* the drain progress last logged */
         int64_t txn_begin;      /* gp_mono_ms() when the open transaction began, -1: none */
         int64_t txn_timeout_ms; /* the producer's effective transaction.timeout.ms */
 
@@ -126,7 +133,22 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
         if (m->err) {
                 p->dr_errors++;
                 gp_debug("delivery failed: %s", rd_kafka_err2str(m->err));
+                return;
         }
+        if (!p->drain[0] && !p->drain[1])
+                return;
+        for (int t = 0; t < p->n_topics; t++)
+                for (int c = 0; c < 2; c++) {
+                        tslot_t *ts = &p->topics[t];
+                        if (m->partition >= ts->n ||
+                            (ts->out[c] != m->rkt &&
+                             strcmp(ts->out_name[c], rd_kafka_topic_name(m->rkt))))
+                                continue;
+                        pslot_t *ps = &ts->parts[m->partition];
+                        if (m->offset >= 0 && m->offset + 1 > ps->wrote[c])
+                                ps->wrote[c] = m->offset + 1;
+                        return;
+                }
 }
 
 static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
@@ -283,6 +305,7 @@ static int grow_slot(gp_proxy_t *p, tslot_t *t, int n, bool latest) {
                 /* A partition that appears while running starts at its
                  * beginning: nothing written to it may be skipped. */
                 np[i].pos = np[i].cpos = start_offset(p, t->name, i, latest);
+                np[i].wrote[0] = np[i].wrote[1] = np[i].cwrote[0] = np[i].cwrote[1] = -1;
         }
         t->n = n;
         rebuild_pptrs(p);
@@ -495,6 +518,7 @@ static void rewind_to_commit(gp_proxy_t *p) {
                         ps->st = ps->cst;
                         ps->st.last_wall = lw;
                         ps->pos = ps->cpos;
+                        memcpy(ps->wrote, ps->cwrote, sizeof(ps->wrote));
                 }
         p->gate = p->cgate;
         p->need_commit = false;
@@ -514,6 +538,7 @@ static void on_committed(gp_proxy_t *p) {
                         pslot_t *ps = &p->topics[t].parts[i];
                         ps->cst = ps->st;
                         ps->cpos = ps->pos;
+                        memcpy(ps->cwrote, ps->wrote, sizeof(ps->cwrote));
                         for (int d = 0; d < 3; d++)
                                 n[d] += ps->st.n[d];
                         late += ps->st.late;
@@ -792,6 +817,94 @@ static void publish(gp_proxy_t *p, int64_t mono) {
         }
 }
 
+/* The drain check (brief section 4, "Closing OLD"), run when the gate is
+ * SPLIT, the old colour has a drain group and the watermark condition
+ * holds. True when that group's committed offset on every partition of the
+ * old colour topics the proxy writes (0..n-1 of each source topic) has
+ * reached the target: one past the last record this process wrote there in
+ * a committed transaction (delivery reports), or, for a partition it has
+ * not written since it started, the partition's end offset (high
+ * watermark, read_uncommitted); an empty partition needs nothing. A
+ * consumer that read everything commits at least the target: the offset
+ * after its last record, or past the commit marker. Polled at most once a
+ * second; a result holds only for the boundary that computed it, since
+ * records may go to the old side until the gate closes. */
+static bool drain_check(gp_proxy_t *p, int64_t mono) {
+        gp_colour_t old = p->gate.old_c;
+        rd_kafka_t *dc = p->drain[old];
+        const char *group = old == GP_BLUE ? p->conf->drain_group_blue
+                                           : p->conf->drain_group_green;
+        if (mono < p->drain_next)
+                return false;
+        p->drain_next = mono + 1000;
+        rd_kafka_topic_partition_list_t *l =
+                rd_kafka_topic_partition_list_new((int)p->n_pptrs);
+        int64_t *target = calloc(p->n_pptrs ? p->n_pptrs : 1, sizeof(*target));
+        char msg[512] = "", topics[300] = "";
+        int total = 0, done = 0;
+        int64_t lag = 0;
+        bool ok = target != NULL;
+        for (int t = 0; t < p->n_topics; t++) {
+                const char *name = p->topics[t].out_name[old];
+                size_t tl = strlen(topics);
+                if (tl < sizeof(topics) - 1)
+                        snprintf(topics + tl, sizeof(topics) - tl, "%s%s", t ? "," : "", name);
+                for (int i = 0; i < p->topics[t].n && ok; i++) {
+                        int64_t lo = 0, hi = 0, want = p->topics[t].parts[i].cwrote[old];
+                        if (want < 0) {
+                                rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
+                                        dc, name, i, &lo, &hi, 5000);
+                                if (e) {
+                                        snprintf(msg, sizeof(msg), "drain check: end offset of "
+                                                 "%s/%d: %s", name, i, rd_kafka_err2str(e));
+                                        ok = false;
+                                        break;
+                                }
+                                want = hi > lo ? hi : 0;
+                        }
+                        target[l->cnt] = want;
+                        rd_kafka_topic_partition_list_add(l, name, i);
+                }
+        }
+        if (ok) {
+                rd_kafka_resp_err_t e = rd_kafka_committed(dc, l, 5000);
+                if (e) {
+                        snprintf(msg, sizeof(msg), "drain check: committed offsets of group "
+                                 "%s: %s", group, rd_kafka_err2str(e));
+                        ok = false;
+                }
+        }
+        for (int i = 0; ok && i < l->cnt; i++) {
+                const rd_kafka_topic_partition_t *tp = &l->elems[i];
+                if (tp->err) {
+                        snprintf(msg, sizeof(msg), "drain check: committed offset of group "
+                                 "%s on %s/%d: %s", group, tp->topic, tp->partition,
+                                 rd_kafka_err2str(tp->err));
+                        ok = false;
+                        break;
+                }
+                int64_t have = tp->offset >= 0 ? tp->offset : 0;
+                total++;
+                if (target[i] == 0 || have >= target[i])
+                        done++;
+                else
+                        lag += target[i] - have;
+        }
+        if (ok && done == total)
+                snprintf(msg, sizeof(msg), "group %s has consumed all the proxy wrote to %s "
+                         "(%d partitions): the old side may close", group, topics, total);
+        else if (ok)
+                snprintf(msg, sizeof(msg), "waiting for group %s to consume %s: %d of %d "
+                         "partitions drained, lag %" PRId64, group, topics, done, total, lag);
+        if (strcmp(msg, p->drain_msg)) {
+                gp_log(ok ? GP_LOG_INFO : GP_LOG_WARN, "%s", msg);
+                snprintf(p->drain_msg, sizeof(p->drain_msg), "%s", msg);
+        }
+        rd_kafka_topic_partition_list_destroy(l);
+        free(target);
+        return ok && done == total;
+}
+
 static void boundary(gp_proxy_t *p, int64_t now, int64_t mono, gp_wm_view_t *wv) {
         int rc = p->ctl_pending ? p->ctl_pending : gp_ctl_poll(p->ctl, false);
         p->ctl_pending = 0;
@@ -804,6 +917,8 @@ static void boundary(gp_proxy_t *p, int64_t now, int64_t mono, gp_wm_view_t *wv)
         const gp_control_t *ctl = gp_ctl_current(p->ctl);
 
         gp_gate_watermark((const gp_part_t *const *)p->pptrs, p->n_pptrs, &p->gconf, now, wv);
+        if (p->drain[p->gate.old_c] && gp_gate_close_due(&p->gate, wv, &p->gconf, now))
+                wv->drained = drain_check(p, mono);
         pthread_mutex_lock(&p->lock);
         p->stats.wm = wv->wm;
         pthread_mutex_unlock(&p->lock);
@@ -966,6 +1081,26 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
         }
         rd_kafka_poll_set_consumer(p->cons);
         p->queue = rd_kafka_queue_get_consumer(p->cons);
+
+        /* Drain check: a consumer per configured drain group that only
+         * reads the group's committed offsets and the colour topics' end
+         * offsets; it never subscribes, so it never joins the group. */
+        for (int c = 0; c < 2; c++) {
+                const char *g = c == GP_BLUE ? conf->drain_group_blue : conf->drain_group_green;
+                if (!g)
+                        continue;
+                if (!(kc = client_conf(conf, "consumer", err, errlen)))
+                        goto fail;
+                set_kafka_conf(kc, "group.id", g, err, errlen, &bad);
+                set_kafka_conf(kc, "enable.auto.commit", "false", err, errlen, &bad);
+                set_kafka_conf(kc, "isolation.level", "read_uncommitted", err, errlen, &bad);
+                rd_kafka_conf_set_log_cb(kc, log_cb);
+                if (bad || !(p->drain[c] = rd_kafka_new(RD_KAFKA_CONSUMER, kc, err, errlen))) {
+                        if (bad)
+                                rd_kafka_conf_destroy(kc);
+                        goto fail;
+                }
+        }
         p->cgmd = rd_kafka_consumer_group_metadata_new(conf->group_id);
         return p;
 fail:
@@ -1006,6 +1141,10 @@ void gp_proxy_destroy(gp_proxy_t *p) {
         }
         if (p->prod)
                 rd_kafka_destroy(p->prod);
+        for (int c = 0; c < 2; c++)
+                if (p->drain[c])
+                        rd_kafka_destroy_flags(p->drain[c],
+                                               RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
         gp_ctl_destroy(p->ctl);
         pthread_mutex_destroy(&p->lock);
         free(p);

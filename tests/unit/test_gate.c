@@ -539,6 +539,22 @@ Test(step, refused_request_then_withdrawn) {
         RUN_STEPS("withdrawn", &g, NULL, 0, &conf0, st);
 }
 
+/* gp_gate_close_due is false outside SPLIT, even with W far beyond T + L. */
+Test(step, close_due_only_split) {
+        gp_wm_view_t wv = view(INT64_MAX, INT64_MAX, false);
+        gp_phase_t ph[] = {GP_PHASE_STEADY, GP_PHASE_WAITING, GP_PHASE_CLOSED,
+                           GP_PHASE_ABORTED};
+        for (size_t i = 0; i < sizeof(ph) / sizeof(ph[0]); i++) {
+                gp_gate_t g = mk_gate(ph[i], B, G, 10000, 5000);
+                cr_assert(!gp_gate_close_due(&g, &wv, &conf0, 6000), "phase %s: due",
+                          gp_phase_name(ph[i]));
+        }
+        gp_gate_t g = mk_gate(GP_PHASE_SPLIT, B, G, 10000, 5000);
+        cr_assert(gp_gate_close_due(&g, &wv, &conf0, 6000));
+        wv.drained = false;
+        cr_assert(gp_gate_close_due(&g, &wv, &conf0, 6000), "drained must not matter");
+}
+
 /* Closing: W >= T + L (and drained), or every partition idle for the idle
  * timeout plus the lateness since T was chosen. T = 10000 chosen at 5000. */
 Test(step, closing) {
@@ -585,6 +601,17 @@ Test(step, closing) {
                 gp_gate_t g = mk_gate(GP_PHASE_SPLIT, B, G, rows[i].t, rows[i].tw);
                 c.toggle = rows[i].t;
                 gp_step_t out;
+                /* gp_gate_close_due: the watermark condition alone, whatever
+                 * drained says (the proxy's drain check runs only then). */
+                bool due = gp_gate_close_due(&g, &rows[i].wv, &conf, rows[i].now);
+                gp_gate_t g2 = g;
+                gp_wm_view_t dv = rows[i].wv;
+                dv.drained = true;
+                cr_assert_eq(gp_gate_step(&g2, NULL, 0, &c, &dv, &conf, rows[i].now, &out) != 0,
+                             due, "row %zu '%s': close_due %d disagrees with the close", i,
+                             rows[i].row, due);
+                cr_assert(!rows[i].closed || due, "row %zu '%s': closed but not due", i,
+                          rows[i].row);
                 int ch = gp_gate_step(&g, NULL, 0, &c, &rows[i].wv, &conf, rows[i].now, &out);
                 if (rows[i].closed)
                         cr_assert(ch && out.events == GP_EV_CLOSED && g.phase == GP_PHASE_CLOSED,
