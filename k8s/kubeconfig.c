@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "k8s/file.h"
 #include "k8s/kubeconfig.h"
 
 __attribute__((format(printf, 3, 4))) static void *fail(char *err, size_t errlen,
@@ -472,43 +473,6 @@ gp_k8s_conf_t *gp_k8s_kubeconfig_parse(const char *buf, size_t len, const char *
         return c;
 }
 
-/* Reads a whole file of at most max bytes; NUL-terminated. */
-static char *slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        struct stat st;
-        char *buf = NULL;
-        *len = 0;
-        if (fd < 0)
-                return fail(err, errlen, "%s: %s", path, strerror(errno));
-        if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
-                fail(err, errlen, "%s: not a regular file of at most %zu bytes", path, max);
-                goto out;
-        }
-        if (!(buf = malloc((size_t)st.st_size + 1))) {
-                fail(err, errlen, "out of memory");
-                goto out;
-        }
-        size_t got = 0;
-        while (got < (size_t)st.st_size) {
-                ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r < 0) {
-                        fail(err, errlen, "%s: %s", path, strerror(errno));
-                        free(buf);
-                        buf = NULL;
-                        goto out;
-                }
-                if (r == 0)
-                        break;
-                got += (size_t)r;
-        }
-        buf[got] = '\0';
-        *len = got;
-out:
-        close(fd);
-        return buf;
-}
 
 gp_k8s_conf_t *gp_k8s_kubeconfig_load(const char *path, char *err, size_t errlen) {
         char def[4096], first[4096], perr[600], dir[4096];
@@ -532,7 +496,7 @@ gp_k8s_conf_t *gp_k8s_kubeconfig_load(const char *path, char *err, size_t errlen
                         path = def;
                 }
         }
-        char *buf = slurp(path, GP_K8S_MAX_KUBECONFIG, &len, err, errlen);
+        char *buf = gp_file_read(path, GP_K8S_MAX_KUBECONFIG, &len, err, errlen);
         if (!buf)
                 return NULL;
         /* Relative paths in it are relative to its directory. */
@@ -595,7 +559,7 @@ gp_k8s_conf_t *gp_k8s_incluster_load(const char *host, const char *port, const c
         if (!(c->token_file = strdup(path)))
                 goto nomem;
         snprintf(path, sizeof(path), "%s/namespace", sa_dir);
-        char *ns = slurp(path, 4096, &len, NULL, 0);
+        char *ns = gp_file_read(path, 4096, &len, NULL, 0);
         if (ns) {
                 while (len && (ns[len - 1] == '\n' || ns[len - 1] == '\r' || ns[len - 1] == ' '))
                         ns[--len] = '\0';

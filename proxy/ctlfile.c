@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "gate/timeparse.h"
+#include "k8s/file.h"
 #include "proxy/control.h"
 
 typedef struct ctlfile {
@@ -23,37 +24,11 @@ typedef struct ctlfile {
 } ctlfile_t;
 
 static char *read_all(const char *path, size_t *len, char *err, size_t errlen) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        struct stat st;
-        char *buf = NULL;
-        if (fd < 0) {
-                if (errno == ENOENT)
-                        snprintf(err, errlen,
-                                 "%s: not found (create it with `gate-proxy init --control %s`)",
-                                 path, path);
-                else
-                        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-                return NULL;
-        }
-        if (fstat(fd, &st) || st.st_size > GP_CM_MAX_BYTES) {
-                snprintf(err, errlen, "%s: larger than 1 MiB", path);
-                goto out;
-        }
-        if (!(buf = malloc((size_t)st.st_size + 1)))
-                goto out;
-        size_t got = 0;
-        while (got < (size_t)st.st_size) {
-                ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r <= 0)
-                        break;
-                got += (size_t)r;
-        }
-        buf[got] = '\0';
-        *len = got;
-out:
-        close(fd);
+        char *buf = gp_file_read(path, GP_CM_MAX_BYTES, len, err, errlen);
+        if (!buf && errno == ENOENT)
+                snprintf(err, errlen,
+                         "%s: not found (create it with `gate-proxy init --control %s`)", path,
+                         path);
         return buf;
 }
 
