@@ -292,22 +292,12 @@ int gp_k8s_cm_get(gp_k8s_t *k, const char *ns, const char *name, gp_cm_t **out, 
         return rc;
 }
 
-int gp_k8s_cm_patch(gp_k8s_t *k, const char *ns, const char *name, const char *expected_rv,
-                    const gp_kv_t *kv, size_t n, gp_cm_t **out, char *err, size_t errlen) {
-        char path[512], what[400];
+/* Sends body (freed here) and parses the ConfigMap the API answers with. */
+static int send_object(gp_k8s_t *k, const char *what, const char *method, const char *path,
+                       const char *ctype, char *body, gp_cm_t **out, char *err,
+                       size_t errlen) {
         gp_http_resp_t resp;
-        char *body;
-        int rc;
-        if (out)
-                *out = NULL;
-        if (check_names(ns, name, err, errlen))
-                return GP_K8S_ERR;
-        if (!(body = gp_k8s_merge_patch(expected_rv, kv, n)))
-                return seterr(err, errlen, "out of memory");
-        snprintf(what, sizeof(what), "PATCH configmap %s/%s", ns, name);
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns, name);
-        rc = call(k, what, "PATCH", path, "application/merge-patch+json", body, &resp, err,
-                  errlen);
+        int rc = call(k, what, method, path, ctype, body, &resp, err, errlen);
         free(body);
         if (rc)
                 return GP_K8S_ERR;
@@ -317,10 +307,25 @@ int gp_k8s_cm_patch(gp_k8s_t *k, const char *ns, const char *name, const char *e
         return rc;
 }
 
+int gp_k8s_cm_patch(gp_k8s_t *k, const char *ns, const char *name, const char *expected_rv,
+                    const gp_kv_t *kv, size_t n, gp_cm_t **out, char *err, size_t errlen) {
+        char path[512], what[400];
+        char *body;
+        if (out)
+                *out = NULL;
+        if (check_names(ns, name, err, errlen))
+                return GP_K8S_ERR;
+        if (!(body = gp_k8s_merge_patch(expected_rv, kv, n)))
+                return seterr(err, errlen, "out of memory");
+        snprintf(what, sizeof(what), "PATCH configmap %s/%s", ns, name);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns, name);
+        return send_object(k, what, "PATCH", path, "application/merge-patch+json", body, out,
+                           err, errlen);
+}
+
 int gp_k8s_cm_create(gp_k8s_t *k, const char *ns, const char *name, const gp_kv_t *kv,
                      size_t n, gp_cm_t **out, char *err, size_t errlen) {
         char path[512], what[400];
-        gp_http_resp_t resp;
         char *body;
         int rc;
         if (out)
@@ -331,13 +336,7 @@ int gp_k8s_cm_create(gp_k8s_t *k, const char *ns, const char *name, const gp_kv_
                 return seterr(err, errlen, "out of memory");
         snprintf(what, sizeof(what), "POST configmap %s/%s", ns, name);
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps", ns);
-        rc = call(k, what, "POST", path, "application/json", body, &resp, err, errlen);
-        free(body);
-        if (rc)
-                return GP_K8S_ERR;
-        if ((rc = result(&resp, what, err, errlen)) == GP_K8S_OK)
-                rc = parse_object(&resp, what, out, err, errlen);
-        gp_http_resp_clear(&resp);
+        rc = send_object(k, what, "POST", path, "application/json", body, out, err, errlen);
         return rc == GP_K8S_NOT_FOUND ? GP_K8S_ERR : rc;
 }
 

@@ -129,20 +129,26 @@ static void failure(gp_k8s_watch_t *w, const char *why, bool get) {
         pthread_mutex_unlock(&w->lock);
 }
 
+/* The CLOCK_MONOTONIC time ms from now (the condition variable's clock). */
+static struct timespec deadline_after(int64_t ms) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        t.tv_sec += ms / 1000;
+        t.tv_nsec += (ms % 1000) * 1000000;
+        if (t.tv_nsec >= 1000000000) {
+                t.tv_sec++;
+                t.tv_nsec -= 1000000000;
+        }
+        return t;
+}
+
 /* Sleeps the next backoff (jittered), unless stopped meanwhile. */
 static void backoff_sleep(gp_k8s_watch_t *w, int64_t *backoff) {
         *backoff = *backoff ? *backoff * 2 : BACKOFF_MIN_MS;
         if (*backoff > BACKOFF_MAX_MS)
                 *backoff = BACKOFF_MAX_MS;
         int64_t ms = *backoff / 2 + (int64_t)(rnd(w) % (uint32_t)(*backoff / 2 + 1));
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += ms / 1000;
-        until.tv_nsec += (ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-        }
+        struct timespec until = deadline_after(ms);
         pthread_mutex_lock(&w->lock);
         while (!w->stop && pthread_cond_timedwait(&w->cond, &w->lock, &until) == 0)
                 ;
@@ -385,14 +391,7 @@ void gp_k8s_watch_stop(gp_k8s_watch_t *w) {
 }
 
 void gp_k8s_watch_wait_first(gp_k8s_watch_t *w, int64_t ms) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += ms / 1000;
-        until.tv_nsec += (ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-        }
+        struct timespec until = deadline_after(ms);
         pthread_mutex_lock(&w->lock);
         while (!w->first_done && !w->stop &&
                pthread_cond_timedwait(&w->cond, &w->lock, &until) == 0)
