@@ -817,16 +817,61 @@ static void publish(gp_proxy_t *p, int64_t mono) {
         }
 }
 
+/* Whether group-less reader dc finds a committed record at or after
+ * from[i] on partition l->elems[i], for each i with from[i] >= 0: found[i]
+ * is set to 1 (a record), 0 (the end: none) or -1 (no answer within
+ * wait_ms). dc reads read_committed with partition EOF events, so aborted
+ * records and transaction markers are skipped and the end is the last
+ * stable offset. */
+static void probe_committed(rd_kafka_t *dc, const rd_kafka_topic_partition_list_t *l,
+                            const int64_t *from, int *found, int64_t wait_ms) {
+        rd_kafka_topic_partition_list_t *a = rd_kafka_topic_partition_list_new(l->cnt);
+        int left = 0;
+        for (int i = 0; i < l->cnt; i++) {
+                found[i] = -1;
+                if (from[i] < 0)
+                        continue;
+                rd_kafka_topic_partition_list_add(a, l->elems[i].topic, l->elems[i].partition)
+                        ->offset = from[i];
+                left++;
+        }
+        if (left && !rd_kafka_assign(dc, a)) {
+                int64_t end = gp_mono_ms() + wait_ms;
+                while (left && gp_mono_ms() < end) {
+                        rd_kafka_message_t *m = rd_kafka_consumer_poll(dc, 50);
+                        if (!m)
+                                continue;
+                        if (!m->err || m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                                const char *tn = m->rkt ? rd_kafka_topic_name(m->rkt) : "";
+                                for (int i = 0; i < l->cnt; i++)
+                                        if (found[i] < 0 && from[i] >= 0 &&
+                                            l->elems[i].partition == m->partition &&
+                                            !strcmp(l->elems[i].topic, tn)) {
+                                                found[i] = m->err ? 0 : 1;
+                                                left--;
+                                        }
+                        }
+                        rd_kafka_message_destroy(m);
+                }
+                rd_kafka_assign(dc, NULL);
+        }
+        rd_kafka_topic_partition_list_destroy(a);
+}
+
 /* The drain check (brief section 4, "Closing OLD"), run when the gate is
  * SPLIT, the old colour has a drain group and the watermark condition
- * holds. True when that group's committed offset on every partition of the
- * old colour topics the proxy writes (0..n-1 of each source topic) has
- * reached the target: one past the last record this process wrote there in
- * a committed transaction (delivery reports), or, for a partition it has
- * not written since it started, the partition's end offset (high
- * watermark, read_uncommitted); an empty partition needs nothing. A
- * consumer that read everything commits at least the target: the offset
- * after its last record, or past the commit marker. Polled at most once a
+ * holds. True when that group has consumed, on every partition of the old
+ * colour topics the proxy writes (0..n-1 of each source topic), all that
+ * the proxy wrote there:
+ * - where this process wrote since it started, its committed offset has
+ *   reached one past the last record written in a committed transaction
+ *   (delivery reports);
+ * - elsewhere (after a restart), no committed record lies at or after its
+ *   committed offset, as a read_committed reader starting there sees.
+ * Consumers differ in what they commit after the last record of a
+ * transaction: the offset after that record (Flink's KafkaSource,
+ * FLINK-33484) or the offset after the commit marker (the Java and
+ * librdkafka consumers); both count as drained. Polled at most once a
  * second; a result holds only for the boundary that computed it, since
  * records may go to the old side until the gate closes. */
 static bool drain_check(gp_proxy_t *p, int64_t mono) {
@@ -837,32 +882,21 @@ static bool drain_check(gp_proxy_t *p, int64_t mono) {
         if (mono < p->drain_next)
                 return false;
         p->drain_next = mono + 1000;
-        rd_kafka_topic_partition_list_t *l =
-                rd_kafka_topic_partition_list_new((int)p->n_pptrs);
-        int64_t *target = calloc(p->n_pptrs ? p->n_pptrs : 1, sizeof(*target));
+        size_t np = p->n_pptrs ? p->n_pptrs : 1;
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)np);
+        int64_t *target = calloc(np, sizeof(*target)), *from = calloc(np, sizeof(*from));
+        int *found = calloc(np, sizeof(*found));
         char msg[512] = "", topics[300] = "";
-        int total = 0, done = 0;
+        int total = 0, done = 0, probes = 0;
         int64_t lag = 0;
-        bool ok = target != NULL;
-        for (int t = 0; t < p->n_topics; t++) {
+        bool ok = target && from && found;
+        for (int t = 0; t < p->n_topics && ok; t++) {
                 const char *name = p->topics[t].out_name[old];
                 size_t tl = strlen(topics);
                 if (tl < sizeof(topics) - 1)
                         snprintf(topics + tl, sizeof(topics) - tl, "%s%s", t ? "," : "", name);
-                for (int i = 0; i < p->topics[t].n && ok; i++) {
-                        int64_t lo = 0, hi = 0, want = p->topics[t].parts[i].cwrote[old];
-                        if (want < 0) {
-                                rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
-                                        dc, name, i, &lo, &hi, 5000);
-                                if (e) {
-                                        snprintf(msg, sizeof(msg), "drain check: end offset of "
-                                                 "%s/%d: %s", name, i, rd_kafka_err2str(e));
-                                        ok = false;
-                                        break;
-                                }
-                                want = hi > lo ? hi : 0;
-                        }
-                        target[l->cnt] = want;
+                for (int i = 0; i < p->topics[t].n; i++) {
+                        target[l->cnt] = p->topics[t].parts[i].cwrote[old];
                         rd_kafka_topic_partition_list_add(l, name, i);
                 }
         }
@@ -874,6 +908,7 @@ static bool drain_check(gp_proxy_t *p, int64_t mono) {
                         ok = false;
                 }
         }
+        /* Offsets first; then one read for the partitions with no target. */
         for (int i = 0; ok && i < l->cnt; i++) {
                 const rd_kafka_topic_partition_t *tp = &l->elems[i];
                 if (tp->err) {
@@ -884,8 +919,35 @@ static bool drain_check(gp_proxy_t *p, int64_t mono) {
                         break;
                 }
                 int64_t have = tp->offset >= 0 ? tp->offset : 0;
+                from[i] = -1;
+                if (target[i] < 0) {
+                        int64_t lo = 0, hi = 0; /* hi: the last stable offset */
+                        rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
+                                dc, tp->topic, tp->partition, &lo, &hi, 5000);
+                        if (e) {
+                                snprintf(msg, sizeof(msg), "drain check: end offset of %s/%d: "
+                                         "%s", tp->topic, tp->partition, rd_kafka_err2str(e));
+                                ok = false;
+                                break;
+                        }
+                        target[i] = have >= hi ? 0 : hi;
+                        if (target[i]) {
+                                from[i] = have > lo ? have : lo;
+                                probes++;
+                        }
+                }
+        }
+        if (ok && probes)
+                probe_committed(dc, l, from, found, 3000);
+        for (int i = 0; ok && i < l->cnt; i++) {
+                int64_t have = l->elems[i].offset >= 0 ? l->elems[i].offset : 0;
                 total++;
-                if (target[i] == 0 || have >= target[i])
+                if (from[i] >= 0 && found[i] < 0) {
+                        snprintf(msg, sizeof(msg), "drain check: reading %s/%d from offset %"
+                                 PRId64 " gave no answer in 3 s", l->elems[i].topic,
+                                 l->elems[i].partition, from[i]);
+                        ok = false;
+                } else if (target[i] == 0 || have >= target[i] || (from[i] >= 0 && !found[i]))
                         done++;
                 else
                         lag += target[i] - have;
@@ -902,6 +964,8 @@ static bool drain_check(gp_proxy_t *p, int64_t mono) {
         }
         rd_kafka_topic_partition_list_destroy(l);
         free(target);
+        free(from);
+        free(found);
         return ok && done == total;
 }
 
@@ -1082,9 +1146,10 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
         rd_kafka_poll_set_consumer(p->cons);
         p->queue = rd_kafka_queue_get_consumer(p->cons);
 
-        /* Drain check: a consumer per configured drain group that only
-         * reads the group's committed offsets and the colour topics' end
-         * offsets; it never subscribes, so it never joins the group. */
+        /* Drain check: a consumer per configured drain group that reads the
+         * group's committed offsets and, read_committed, the colour topics
+         * after them; it never subscribes, so it never joins the group, and
+         * never commits. */
         for (int c = 0; c < 2; c++) {
                 const char *g = c == GP_BLUE ? conf->drain_group_blue : conf->drain_group_green;
                 if (!g)
@@ -1093,7 +1158,9 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                         goto fail;
                 set_kafka_conf(kc, "group.id", g, err, errlen, &bad);
                 set_kafka_conf(kc, "enable.auto.commit", "false", err, errlen, &bad);
-                set_kafka_conf(kc, "isolation.level", "read_uncommitted", err, errlen, &bad);
+                set_kafka_conf(kc, "isolation.level", "read_committed", err, errlen, &bad);
+                set_kafka_conf(kc, "enable.partition.eof", "true", err, errlen, &bad);
+                set_kafka_conf(kc, "fetch.wait.max.ms", "10", err, errlen, &bad);
                 rd_kafka_conf_set_log_cb(kc, log_cb);
                 if (bad || !(p->drain[c] = rd_kafka_new(RD_KAFKA_CONSUMER, kc, err, errlen))) {
                         if (bad)

@@ -7,10 +7,15 @@
 #     read_committed, auto-commit) has consumed S.blue to its end,
 #     CLEAR_TO_TEARDOWN appears (targets from the proxy's delivery reports);
 #   hop 2, green -> blue, the same with the proxy killed and restarted
-#     during the wait (targets from the end offsets of S.green).
+#     during the wait, and the old job's group committing as a Flink job
+#     does (gp-admin consume: the offset after its last record, short of
+#     the commit marker that follows it, FLINK-33484): for partitions it
+#     has not written since the restart the proxy reads from the group's
+#     offset and finds no committed record left.
 # The checker proves the split by T of each hop. Needs kcat (Debian's,
 # linked to the system librdkafka; GP_KCAT overrides the path).
 source "$(dirname "$0")/lib.sh"
+: "${GP_ADMIN:?run through ctest}"
 
 KCAT=${GP_KCAT:-kcat}
 command -v "$KCAT" >/dev/null || fail "kcat not found (apt-get install kcat, or set GP_KCAT)"
@@ -78,6 +83,29 @@ drain() {
   stop_kcat
 }
 
+# drain_flink GROUP TOPIC: the old job consumes TOPIC in GROUP, committing
+# the offset after its last record (gp-admin consume, every 0.5 s), until
+# the proxy writes CLEAR_TO_TEARDOWN; at least one partition must have been
+# left short of its end offset by that commit
+drain_flink() {
+  local g=$1 topic=$2 end=$(( $(date +%s) + 90 )) out n short=0
+  say "the old job (group $g) consumes $topic and commits as a Flink job does"
+  while [ "$(key stage)" != CLEAR_TO_TEARDOWN ]; do
+    [ "$(date +%s)" -lt "$end" ] \
+      || fail "no CLEAR_TO_TEARDOWN 90 s after group $g began to consume $topic"
+    out=$("$GP_ADMIN" --bootstrap "$GP_BOOTSTRAP" consume "$g" "$topic") \
+      || fail "gp-admin consume $g $topic failed"
+    n=$(echo "$out" | sed -n 's/.*, \([0-9]*\) short of the end offset$/\1/p')
+    [ -n "$n" ] || fail "unexpected gp-admin output: $out"
+    [ "$n" -gt 0 ] && short=1
+    sleep 0.5
+  done
+  [ "$short" = 1 ] || fail "the Flink-style commits were never short of an end offset"
+  logged "group $g has consumed all the proxy wrote to $topic" \
+    || fail "CLEAR_TO_TEARDOWN without the drain check of $topic passing"
+  say "closed: $(grep "group $g has consumed all" "$WORK/proxy.log" | tail -n 1 | sed 's/.*info  //')"
+}
+
 say "phase A: 5000 records, all to blue"
 produce "$S" 5000 0 --ts-start $BASE --disorder 150
 wait_for "5000 records routed" 60 routed_is 5000
@@ -113,7 +141,7 @@ kill_proxy
 start_proxy p
 wait_for "the restored checkpoint" 30 logged "restored checkpoint.*phase split, green -> blue"
 hold 4 "$T2"
-drain "$GG" "$S.green"
+drain_flink "$GG" "$S.green"
 "$GP_BIN" finish --control "$WORK/cm.json" >/dev/null
 wait "$PRODUCER"
 wait_for "75000 records routed" 60 routed_is 75000

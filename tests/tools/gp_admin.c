@@ -1,6 +1,6 @@
 /* tests/tools/gp_admin.c: gp-admin, the topic tool of the integration tests
  * and the soak: create a topic, grow it (CreatePartitions), print its
- * partition count.
+ * partition count; consume a topic in a group the way a Flink job commits.
  *
  * After create and grow it waits until the broker's metadata shows the new
  * count with a leader for every partition, so the next step of a test sees
@@ -245,6 +245,125 @@ static int cmd_partitions(admin_t *a, const char *topic) {
         return EXIT_OK;
 }
 
+/* consume GROUP TOPIC: read TOPIC read_committed from GROUP's committed
+ * offsets (the beginning where none) to its end, then commit, per
+ * partition read from, the offset after the last record read. That is what
+ * Flink's KafkaSource commits (FLINK-33484): never past the transaction
+ * marker that follows the last record, unlike the Java and librdkafka
+ * consumers, whose position moves past it. */
+static int cmd_consume(admin_t *a, const char *group, const char *topic) {
+        int n = partitions(a, topic, false);
+        if (n <= 0) {
+                if (n == 0)
+                        fprintf(stderr, "gp-admin: topic %s does not exist on %s\n", topic,
+                                a->bootstrap);
+                return EXIT_FAILED;
+        }
+        char err[512];
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        const char *kv[][2] = {
+            {"bootstrap.servers", a->bootstrap}, {"client.id", "gp-admin"},
+            {"group.id", group},                 {"enable.auto.commit", "false"},
+            {"isolation.level", "read_committed"}, {"enable.partition.eof", "true"},
+            {"auto.offset.reset", "earliest"},
+        };
+        for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+                if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], err, sizeof(err))) {
+                        fprintf(stderr, "gp-admin: %s: %s\n", kv[i][0], err);
+                        rd_kafka_conf_destroy(conf);
+                        return EXIT_FAILED;
+                }
+        for (size_t i = 0; i < a->n_xconf; i++)
+                if (rd_kafka_conf_set(conf, a->xconf[2 * i], a->xconf[2 * i + 1], err,
+                                      sizeof(err))) {
+                        fprintf(stderr, "gp-admin: -X %s: %s\n", a->xconf[2 * i], err);
+                        rd_kafka_conf_destroy(conf);
+                        return EXIT_FAILED;
+                }
+        rd_kafka_conf_set_log_cb(conf, kafka_log);
+        rd_kafka_t *c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+        if (!c) {
+                fprintf(stderr, "gp-admin: cannot create the consumer: %s\n", err);
+                rd_kafka_conf_destroy(conf);
+                return EXIT_FAILED;
+        }
+        rd_kafka_poll_set_consumer(c);
+        int64_t *next = malloc((size_t)n * sizeof(*next));
+        bool *eof = calloc((size_t)n, sizeof(*eof));
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(n);
+        int rc = EXIT_FAILED, left = n;
+        int64_t records = 0, deadline = mono_ms() + a->timeout_ms;
+        if (!next || !eof)
+                goto out;
+        for (int i = 0; i < n; i++) {
+                next[i] = -1;
+                rd_kafka_topic_partition_list_add(l, topic, i)->offset = RD_KAFKA_OFFSET_STORED;
+        }
+        rd_kafka_resp_err_t e = rd_kafka_assign(c, l);
+        if (e) {
+                fprintf(stderr, "gp-admin: consume %s: assign: %s\n", topic, rd_kafka_err2str(e));
+                goto out;
+        }
+        while (left > 0 && mono_ms() < deadline) {
+                rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 100);
+                if (!m)
+                        continue;
+                int p = m->partition;
+                if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                        if (p >= 0 && p < n && !eof[p]) {
+                                eof[p] = true;
+                                left--;
+                        }
+                } else if (m->err) {
+                        fprintf(stderr, "gp-admin: consume %s: %s\n", topic,
+                                rd_kafka_message_errstr(m));
+                } else if (p >= 0 && p < n) {
+                        next[p] = m->offset + 1;
+                        records++;
+                }
+                rd_kafka_message_destroy(m);
+        }
+        if (left > 0) {
+                fprintf(stderr, "gp-admin: consume %s: %d partitions not read to their end "
+                                "after %" PRId64 " ms\n",
+                        topic, left, a->timeout_ms);
+                goto out;
+        }
+        rd_kafka_topic_partition_list_t *commit = rd_kafka_topic_partition_list_new(n);
+        for (int i = 0; i < n; i++)
+                if (next[i] >= 0)
+                        rd_kafka_topic_partition_list_add(commit, topic, i)->offset = next[i];
+        e = commit->cnt ? rd_kafka_commit(c, commit, 0) : RD_KAFKA_RESP_ERR_NO_ERROR;
+        if (e)
+                fprintf(stderr, "gp-admin: consume %s: commit for group %s: %s\n", topic, group,
+                        rd_kafka_err2str(e));
+        else {
+                /* Where the committed offset stops short of the end: a
+                 * transaction marker after the last record. */
+                int short_of_end = 0;
+                for (int i = 0; i < commit->cnt; i++) {
+                        int64_t lo, hi;
+                        if (!rd_kafka_query_watermark_offsets(c, topic,
+                                                              commit->elems[i].partition, &lo,
+                                                              &hi, (int)a->timeout_ms) &&
+                            commit->elems[i].offset < hi)
+                                short_of_end++;
+                }
+                printf("consumed %" PRId64 " records of %s; group %s committed %d partitions, "
+                       "%d short of the end offset\n",
+                       records, topic, group, commit->cnt, short_of_end);
+                rc = EXIT_OK;
+        }
+        rd_kafka_topic_partition_list_destroy(commit);
+out:
+        rd_kafka_topic_partition_list_destroy(l);
+        free(next);
+        free(eof);
+        rd_kafka_consumer_close(c);
+        rd_kafka_destroy(c);
+        return rc;
+}
+
 static void usage(FILE *f) {
         fputs("usage: gp-admin --bootstrap HOST:PORT [--replication N] [--timeout-ms MS]\n"
               "                [-X key=value]... COMMAND ARGS\n"
@@ -254,6 +373,10 @@ static void usage(FILE *f) {
               "  grow TOPIC PARTITIONS     add partitions to TOPIC so it has PARTITIONS\n"
               "                            (CreatePartitions; a topic can only grow)\n"
               "  partitions TOPIC          print TOPIC's partition count\n"
+              "  consume GROUP TOPIC       read TOPIC (read_committed) from GROUP's committed\n"
+              "                            offsets to its end and commit, per partition, the\n"
+              "                            offset after the last record read, as a Flink job\n"
+              "                            does (never past a trailing transaction marker)\n"
               "\n"
               "create and grow return once the broker's metadata shows the new count with\n"
               "a leader for every partition, and print one line on stdout.\n"
@@ -377,14 +500,15 @@ int main(int argc, char **argv) {
                    : !strcmp(cmd, "create")        ? 3
                    : !strcmp(cmd, "grow")          ? 3
                    : !strcmp(cmd, "partitions")    ? 2
+                   : !strcmp(cmd, "consume")       ? 3
                                                    : -2;
         if (want == -1) {
-                fprintf(stderr, "gp-admin: no command: create, grow or partitions (see --help)\n");
+                fprintf(stderr, "gp-admin: no command: create, grow, partitions or consume (see --help)\n");
                 free(a.xconf);
                 return EXIT_USAGE;
         }
         if (want == -2) {
-                fprintf(stderr, "gp-admin: unknown command '%s': create, grow or partitions "
+                fprintf(stderr, "gp-admin: unknown command '%s': create, grow, partitions or consume "
                                 "(see --help)\n",
                         cmd);
                 free(a.xconf);
@@ -392,16 +516,24 @@ int main(int argc, char **argv) {
         }
         if (nargs != want) {
                 fprintf(stderr, "gp-admin: %s takes %s (see --help)\n", cmd,
-                        want == 3 ? "TOPIC PARTITIONS" : "TOPIC");
+                        !strcmp(cmd, "consume") ? "GROUP TOPIC"
+                        : want == 3             ? "TOPIC PARTITIONS"
+                                                : "TOPIC");
                 free(a.xconf);
                 return EXIT_USAGE;
         }
         if (!*args[1]) {
-                fprintf(stderr, "gp-admin: %s: the topic name is empty\n", cmd);
+                fprintf(stderr, "gp-admin: %s: the %s name is empty\n", cmd,
+                        strcmp(cmd, "consume") ? "topic" : "group");
                 free(a.xconf);
                 return EXIT_USAGE;
         }
-        if (want == 3 && num("PARTITIONS", args[2], 1, 100000, &n)) {
+        if (!strcmp(cmd, "consume") && !*args[2]) {
+                fprintf(stderr, "gp-admin: consume: the topic name is empty\n");
+                free(a.xconf);
+                return EXIT_USAGE;
+        }
+        if (want == 3 && strcmp(cmd, "consume") && num("PARTITIONS", args[2], 1, 100000, &n)) {
                 free(a.xconf);
                 return EXIT_USAGE;
         }
@@ -413,6 +545,8 @@ int main(int argc, char **argv) {
                 rc = cmd_create(&a, args[1], (int)n);
         else if (!strcmp(cmd, "grow"))
                 rc = cmd_grow(&a, args[1], (int)n);
+        else if (!strcmp(cmd, "consume"))
+                rc = cmd_consume(&a, args[1], args[2]);
         else
                 rc = cmd_partitions(&a, args[1]);
         rd_kafka_destroy(a.rk);
