@@ -172,6 +172,12 @@ int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,
         SET(CURLOPT_XFERINFOFUNCTION, on_progress);
         SET(CURLOPT_XFERINFODATA, &x);
         SET(CURLOPT_PROXY, ""); /* the API server directly, whatever *_proxy says */
+        /* HTTP/1.1: kube-apiserver answers a refused token with 401 and an
+         * HTTP/2 GOAWAY, and libcurl (7.88) then reports a PATCH or POST
+         * whose body it was sending as a failed transfer instead of the
+         * 401, so the token file would not be re-read. One map needs no
+         * multiplexing. */
+        SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 
         /* TLS: always verified; with a cluster CA, only that CA. */
         SET(CURLOPT_SSL_VERIFYPEER, 1L);

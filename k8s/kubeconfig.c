@@ -568,7 +568,7 @@ gp_k8s_conf_t *gp_k8s_incluster_load(const char *host, const char *port, const c
                 else
                         free(ns);
         }
-        snprintf(c->source, sizeof(c->source), "in-cluster (%.200s)", c->server);
+        snprintf(c->source, sizeof(c->source), "in-cluster (service account %.200s)", sa_dir);
         return c;
 nomem:
         fail(err, errlen, "out of memory");
@@ -577,12 +577,24 @@ bad:
         return NULL;
 }
 
+/* Where a pod's service account files are: GP_K8S_SA_DIR. A test build
+ * (GP_TEST_HOOKS) takes $GP_TEST_SA_DIR instead when it is set, so that a
+ * test can play the pod; a release build has no such override. */
+static const char *pod_sa_dir(void) {
+#ifdef GP_TEST_HOOKS
+        const char *d = getenv("GP_TEST_SA_DIR");
+        if (d && *d)
+                return d;
+#endif
+        return GP_K8S_SA_DIR;
+}
+
 gp_k8s_conf_t *gp_k8s_conf_load(const char *kubeconfig, char *err, size_t errlen) {
         if (kubeconfig && *kubeconfig)
                 return gp_k8s_kubeconfig_load(kubeconfig, err, errlen);
         const char *host = getenv("KUBERNETES_SERVICE_HOST");
         if (host && *host)
                 return gp_k8s_incluster_load(host, getenv("KUBERNETES_SERVICE_PORT"),
-                                             GP_K8S_SA_DIR, err, errlen);
+                                             pod_sa_dir(), err, errlen);
         return gp_k8s_kubeconfig_load(NULL, err, errlen);
 }

@@ -18,7 +18,8 @@
 
 #include <stddef.h>
 
-/* The service account directory of a pod. */
+/* The service account directory of a pod. A test build (GP_TEST_HOOKS)
+ * reads it from $GP_TEST_SA_DIR when that is set (gp_k8s_conf_load). */
 #define GP_K8S_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 /* A kubeconfig, or a token file, larger than this is refused. */
 #define GP_K8S_MAX_KUBECONFIG (1024 * 1024)
@@ -37,7 +38,8 @@ typedef struct gp_k8s_conf {
         char *key_data;   /* its private key, PEM bytes or file */
         size_t key_len;
         char *key_file;
-        char source[320]; /* for messages: "kubeconfig PATH (context C)", "in-cluster" */
+        char source[320]; /* for messages: "kubeconfig PATH (context C)",
+                           * "in-cluster (service account DIR)" */
 } gp_k8s_conf_t;
 
 /* Parses a kubeconfig held in buf (need not be NUL-terminated) and picks

@@ -236,6 +236,7 @@ static void *run(void *arg) {
         stream_t s = {.w = w};
         char rv[GP_K8S_RV_MAX] = "", err[700], path[1024];
         bool need_get = !w->start_rv[0];
+        bool from_get = false; /* rv is the object's own version, just read */
         int64_t backoff = 0;
 
         gp_k8s_lines_init(&s.lines, GP_K8S_MAX_EVENT);
@@ -260,6 +261,7 @@ static void *run(void *arg) {
                                 }
                                 publish(w, json, rv);
                                 healthy(w, true);
+                                from_get = true;
                         } else if (rc == GP_K8S_NOT_FOUND) {
                                 publish_gone(w, "", err);
                                 healthy(w, true);
@@ -292,16 +294,30 @@ static void *run(void *arg) {
                 long http = 0;
                 int rc = gp_k8s_stream(w->k, path, (long)(ts + 30) * 1000, on_data, on_poll, &s,
                                        &http, err, sizeof(err));
+                /* Still at the version the GET gave: nothing came before the end. */
+                bool after_get = from_get && !strcmp(rv, s.rv);
+                from_get = false;
                 snprintf(rv, sizeof(rv), "%s", s.rv);
                 if (stopping(w))
                         break;
                 if (s.relist || http == 410) {
-                        /* Our resourceVersion is too old: list again. */
                         pthread_mutex_lock(&w->lock);
                         w->stats.relists++;
                         pthread_mutex_unlock(&w->lock);
-                        need_get = true;
                         rv[0] = '\0';
+                        if (after_get) {
+                                /* The object's own version, just read, is
+                                 * already older than the server's watch
+                                 * history (the API server restarted since
+                                 * the object last changed, or its history
+                                 * moved on): another GET would give the
+                                 * same version. Watch from now instead: the
+                                 * server sends the object as it is (ADDED),
+                                 * then every change. */
+                                continue;
+                        }
+                        /* Our resourceVersion is too old: read again. */
+                        need_get = true;
                         continue;
                 }
                 if (s.fail[0]) {

@@ -8,7 +8,12 @@
  * MODIFIED publish the object, DELETED publishes "deleted", BOOKMARK
  * moves the resume point. A watch the server ends is resumed at once from
  * the last resourceVersion; 410 Gone (or an ERROR event with code 410)
- * means that version is too old: GET again, then watch. Any other failure
+ * means that version is too old: GET again, then watch. When the version
+ * the GET just gave is itself too old (the object has not changed since
+ * the API server restarted, or since its watch history moved on), the
+ * watch starts without a resourceVersion: the server sends the object as
+ * it is, then every change (an object deleted in between is then only
+ * seen at the next GET). Any other failure
  * (no connection, 401, 403, a garbled stream) is retried after a backoff
  * of 250 ms doubling to 30 s, with jitter (a random 50-100 % of it), reset
  * by a success, starting again with a GET (so a copy is refreshed once per

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "proxy/control.h"
+#include "proxy/fault.h"
+#include "proxy/log.h"
 
 struct gp_ctl {
         const gp_ctl_ops_t *ops;
@@ -104,6 +106,8 @@ int gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n, const gp_control_t
                 }
                 if (base && (!c->have || !gp_control_same_transition(base, &c->cur)))
                         return GP_CTL_DROPPED;
+                /* Read and decided; a test may hold the proxy here. */
+                GP_FAULT(base ? "before-decision-write" : "before-status-write");
                 int rc = c->ops->write(c->be,
                                        c->error[0] ? c->bad_rv
                                                    : gp_cm_resource_version(c->doc),
@@ -115,6 +119,10 @@ int gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n, const gp_control_t
                 }
                 /* Someone wrote in between: read again and decide again
                  * (an invalid map now: see above). */
+                gp_debug("%s: conflict writing %s%s at resourceVersion %s; reading again "
+                         "(attempt %d of 8)", c->ops->describe(c->be), n ? patch[0].key : "",
+                         n > 1 ? " and others" : "",
+                         c->error[0] ? c->bad_rv : gp_cm_resource_version(c->doc), attempt + 1);
                 gp_ctl_poll(c, true);
         }
         snprintf(err, errlen, "%s: still conflicting after 8 attempts",

@@ -10,8 +10,7 @@
 #      ConfigMap, list and unfiltered watch of ConfigMaps, get and list of
 #      Secrets, create of a ConfigMap answer 403;
 #   3. gate-proxy itself with that token (a kubeconfig holding the token and
-#      the fixture's CA; the in-cluster directory is fixed at
-#      /var/run/secrets/kubernetes.io/serviceaccount, with no override):
+#      the fixture's CA; in-cluster mode itself is integration.k8s_auth):
 #      `status --k8s orders-configmap` reads the map, the namespace coming
 #      from the kubeconfig as it comes from the pod in a cluster, and
 #      `status --k8s other` fails with a clear 403.

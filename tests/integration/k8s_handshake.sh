@@ -15,7 +15,8 @@
 #   6. the ConfigMap is deleted (the last good state stays, the error is
 #      logged) and created again (valid again, status written to it);
 #   7. the k8s client alone (k8s_client_check): a rotated token file after
-#      a 401, 409 with the API's message, 410 for a compacted version, the
+#      a 401, 409 with the API's message, 410 for a version older than the
+#      API server's restart and compaction (GP_K8S_EXPIRE_CMD), the
 #      watch thread's latency;
 # then gp-check --cutoff T --old blue: all zeros.
 # Needs the fixture: it is started here (and stopped at the end if it was

@@ -5,19 +5,38 @@
 #   tests/k8s/apiserver.sh build              build gp-apiserver and kubectl if missing
 #   tests/k8s/apiserver.sh start              build if needed, start, wait for /readyz
 #   tests/k8s/apiserver.sh stop               stop it and delete the run dir (etcd data)
+#   tests/k8s/apiserver.sh restart [SECONDS]  stop it (SIGTERM), stay down SECONDS (default
+#                                             0), start it again on the same run dir: data,
+#                                             CA and tokens persist
+#   tests/k8s/apiserver.sh compact            compact etcd at its current revision; see below
 #   tests/k8s/apiserver.sh status             running? (exit 0) or not (exit 1)
-#   tests/k8s/apiserver.sh kubeconfig [admin|proxy]   print the kubeconfig's path
+#   tests/k8s/apiserver.sh kubeconfig [admin|proxy|proxy-cert]   print the kubeconfig's
+#                                             path (proxy-cert: user gate-proxy by client
+#                                             certificate, no token)
 #   tests/k8s/apiserver.sh token [admin|proxy]        print the static bearer token
 #   tests/k8s/apiserver.sh sa-token NS NAME [DURATION] ServiceAccount token (TokenRequest;
 #                                                     creates NS and the SA if missing)
 #   tests/k8s/apiserver.sh url                print https://127.0.0.1:PORT
+#   tests/k8s/apiserver.sh ca                 print the path of the cluster CA (ca.crt)
 #   tests/k8s/apiserver.sh kubectl ARGS...    kubectl as the admin
+#
+# Old resourceVersions: a watch is served from kube-apiserver's watch cache,
+# which keeps its own history of events from the revision at which it listed
+# the store (at its start) and drops events only when its buffer is full and
+# the oldest is more than 75 s old; etcd's compaction does not touch it. So
+# after `compact` alone a watch from any version since the server's start is
+# still served; after `restart` a watch from a version older than the
+# restart answers 410 Gone ("too old resource version"). `restart` then
+# `compact` leaves no old version anywhere (a LIST at an exact old version
+# is 410 too).
 #
 # Environment:
 #   GP_K8S_PORT      secure port on 127.0.0.1 (default 16443)
 #   GP_K8S_DIR       run dir (default <repo>/.cache/k8s-run): pid, log, etcd data,
-#                    ca.crt, admin|proxy.kubeconfig, admin|proxy.token, url
-#   GP_K8S_CACHE     build cache (default <repo>/.cache/k8s/<kubernetes version>)
+#                    ca.crt, admin|proxy|proxy-cert.kubeconfig, admin|proxy.token,
+#                    client-ca.crt|key, url, etcd-url
+#   GP_K8S_CACHE     build cache (default <repo>/.cache/k8s/<kubernetes version>-<hash
+#                    of main.go, go.mod and go.sum>: a changed fixture is rebuilt)
 #   GP_K8S_TIMEOUT   seconds to wait for ready (default 120)
 #   GO               go binary (default: go on PATH, else /usr/local/go/bin/go)
 #
@@ -51,7 +70,12 @@ k8s_version() {
     echo "$v"
 }
 
-cache=${GP_K8S_CACHE:-$repo/.cache/k8s/$(k8s_version)}
+# A short hash of the fixture's sources, so that a changed fixture is rebuilt.
+src_hash() {
+    (cd "$src" && cat main.go go.mod go.sum) | sha256sum | cut -c1-12
+}
+
+cache=${GP_K8S_CACHE:-$repo/.cache/k8s/$(k8s_version)-$(src_hash)}
 bin=$cache/gp-apiserver
 kubectl_bin=$cache/kubectl
 
@@ -169,12 +193,28 @@ stop() {
 
 need_ready() { is_ready || die "not running (tests/k8s/apiserver.sh start)"; }
 
+# Stop the process, keep the run dir, stay down $1 seconds, start again on it.
+restart() {
+    local t0=$SECONDS down=${1:-0}
+    [[ $down =~ ^[0-9]+$ ]] || die "restart: SECONDS must be a whole number, not '$down'"
+    [[ -f $run/tokens.csv ]] || die "no run dir at $run to restart on (tests/k8s/apiserver.sh start)"
+    stop_pid
+    echo "apiserver.sh: stopped after $((SECONDS - t0))s; down for ${down}s"
+    sleep "$down"
+    start
+}
+
 cmd=${1:-}
 [[ $# -gt 0 ]] && shift
 case $cmd in
     build) build ;;
     start) start ;;
     stop) stop ;;
+    restart) restart "$@" ;;
+    compact)
+        need_ready
+        [[ -x $bin ]] || build
+        "$bin" compact --dir "$run" ;;
     status)
         if is_ready; then echo "running (pid $(cat "$run/pid")) at $(cat "$run/url")"
         elif pid_alive; then echo "starting (pid $(cat "$run/pid"))"; exit 1
@@ -182,7 +222,8 @@ case $cmd in
         fi ;;
     kubeconfig)
         who=${1:-admin}
-        [[ $who == admin || $who == proxy ]] || die "kubeconfig: admin or proxy, not '$who'"
+        [[ $who == admin || $who == proxy || $who == proxy-cert ]] \
+            || die "kubeconfig: admin, proxy or proxy-cert, not '$who'"
         need_ready
         echo "$run/$who.kubeconfig" ;;
     token)
@@ -201,6 +242,6 @@ case $cmd in
         [[ -x $kubectl_bin ]] || build
         exec "$kubectl_bin" --kubeconfig "$run/admin.kubeconfig" "$@" ;;
     *)
-        sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+        sed -n '2,45p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
         exit 2 ;;
 esac

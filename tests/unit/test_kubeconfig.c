@@ -353,6 +353,43 @@ Test(kubeconfig, explicit_kubeconfig_wins_over_in_cluster) {
         rmdir(dir);
 }
 
+#ifdef GP_TEST_HOOKS
+/* The test build reads the service account directory from GP_TEST_SA_DIR
+ * (the integration test k8s_incluster plays a pod with it). */
+Test(kubeconfig, test_build_service_account_dir) {
+        char err[512], p[256];
+        mkdir_tmp();
+        put("ca.crt", "-----BEGIN CERTIFICATE-----\n");
+        put("token", "tok\n");
+        put("namespace", "flink-test\n");
+        unsetenv("KUBECONFIG");
+        setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+        setenv("KUBERNETES_SERVICE_PORT", "6443", 1);
+        setenv("GP_TEST_SA_DIR", dir, 1);
+        gp_k8s_conf_t *c = gp_k8s_conf_load(NULL, err, sizeof(err));
+        cr_assert_not_null(c, "%s", err);
+        cr_expect_str_eq(c->server, "https://127.0.0.1:6443");
+        cr_expect_str_eq(c->ns, "flink-test");
+        snprintf(p, sizeof(p), "%s/token", dir);
+        cr_expect_str_eq(c->token_file, p);
+        snprintf(p, sizeof(p), "in-cluster (service account %s)", dir);
+        cr_expect_str_eq(c->source, p);
+        gp_k8s_conf_destroy(c);
+        /* Set but empty: the pod's own directory. */
+        setenv("GP_TEST_SA_DIR", "", 1);
+        c = gp_k8s_conf_load(NULL, err, sizeof(err));
+        cr_expect_null(c);
+        cr_expect(strstr(err, GP_K8S_SA_DIR "/ca.crt"), "%s", err);
+        unsetenv("GP_TEST_SA_DIR");
+        unsetenv("KUBERNETES_SERVICE_HOST");
+        unsetenv("KUBERNETES_SERVICE_PORT");
+        rm("ca.crt");
+        rm("token");
+        rm("namespace");
+        rmdir(dir);
+}
+#endif
+
 /* ---- base64, names ------------------------------------------------------ */
 
 Test(kubeconfig, base64) {

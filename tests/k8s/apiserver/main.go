@@ -12,12 +12,21 @@
 //	gp-apiserver token --dir DIR --namespace NS --sa NAME [--duration 1h] [--audience A]
 //	    Creates the namespace and the ServiceAccount if missing, then prints a
 //	    token for it minted through the TokenRequest API (as the admin).
+//	gp-apiserver compact --dir DIR
+//	    Compacts the running server's etcd at its current revision (physically),
+//	    so every older revision is gone from etcd; prints the revision. The
+//	    API server's watch cache keeps its own history (see apiserver.sh).
 //
 // Files in DIR: ca.crt (the CA that signed the serving cert), admin.kubeconfig
 // and proxy.kubeconfig (bearer tokens, certificate-authority-data), admin.token,
-// proxy.token, tokens.csv, sa.key/sa.pub, server.crt/server.key, etcd/, url.
+// proxy.token, tokens.csv, sa.key/sa.pub, server.crt/server.key, etcd/, url,
+// etcd-url (etcd's client URL while serving), client-ca.crt/client-ca.key (the
+// CA of client certificates, --client-ca-file), proxy-cert.crt/proxy-cert.key
+// and proxy-cert.kubeconfig (user "gate-proxy" by client certificate).
 // Users: "gp-admin" (group system:masters) and "gate-proxy" (no groups beyond
-// system:authenticated, so it can do nothing until a RoleBinding says so).
+// system:authenticated, so it can do nothing until a RoleBinding says so),
+// the latter by bearer token (proxy.kubeconfig) or by client certificate
+// (proxy-cert.kubeconfig, CN=gate-proxy).
 package main
 
 import (
@@ -45,6 +54,7 @@ import (
 	"sync"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -72,6 +82,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "token":
 		err = token(os.Args[2:])
+	case "compact":
+		err = compact(os.Args[2:])
 	default:
 		usage()
 	}
@@ -83,7 +95,8 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: gp-apiserver serve --dir DIR [--port 16443] [--v N]\n"+
-		"       gp-apiserver token --dir DIR --namespace NS --sa NAME [--duration 1h] [--audience A]")
+		"       gp-apiserver token --dir DIR --namespace NS --sa NAME [--duration 1h] [--audience A]\n"+
+		"       gp-apiserver compact --dir DIR")
 	os.Exit(2)
 }
 
@@ -113,6 +126,9 @@ func serve(argv []string) error {
 	if err := ensurePKI(d); err != nil {
 		return fmt.Errorf("pki: %w", err)
 	}
+	if err := ensureClientPKI(d); err != nil {
+		return fmt.Errorf("client pki: %w", err)
+	}
 	adminTok, proxyTok, err := ensureTokens(d)
 	if err != nil {
 		return fmt.Errorf("tokens: %w", err)
@@ -131,6 +147,9 @@ func serve(argv []string) error {
 			return err
 		}
 	}
+	if err := writeCertKubeconfig(d, serverURL, caPEM); err != nil {
+		return err
+	}
 	if err := os.WriteFile(filepath.Join(d, "url"), []byte(serverURL+"\n"), 0o644); err != nil {
 		return err
 	}
@@ -144,6 +163,9 @@ func serve(argv []string) error {
 	closeEtcd := sync.OnceFunc(etcd.Close) // (*embed.Etcd).Close panics if called twice
 	defer closeEtcd()
 	fmt.Printf("etcd ready at %s in %s\n", etcdURL, time.Since(t0).Round(time.Millisecond))
+	if err := os.WriteFile(filepath.Join(d, "etcd-url"), []byte(etcdURL+"\n"), 0o644); err != nil {
+		return err
+	}
 
 	args := []string{
 		"--etcd-servers=" + etcdURL,
@@ -154,12 +176,18 @@ func serve(argv []string) error {
 		"--tls-private-key-file=" + filepath.Join(d, "server.key"),
 		"--authorization-mode=RBAC",
 		"--token-auth-file=" + filepath.Join(d, "tokens.csv"),
+		"--client-ca-file=" + filepath.Join(d, "client-ca.crt"),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + filepath.Join(d, "sa.pub"),
 		"--service-account-signing-key-file=" + filepath.Join(d, "sa.key"),
 		"--service-cluster-ip-range=10.0.0.0/24",
 		// Nothing here runs pods or nodes: no kubelet to dial, no endpoints to keep.
 		"--endpoint-reconciler-type=none",
+		// On SIGTERM, answer new requests 429 until those in flight are done,
+		// then close every connection within 2 s, open watches included
+		// (without it an open watch holds the stop for the 60 s request
+		// timeout).
+		"--shutdown-send-retry-after=true",
 		"--profiling=false",
 		"--v=" + strconv.Itoa(*verbosity),
 	}
@@ -172,6 +200,7 @@ func serve(argv []string) error {
 	go waitReady(cmd.Context(), d, serverURL, caPEM, adminTok, t0)
 	runErr := cmd.Execute()
 	_ = os.Remove(filepath.Join(d, "ready"))
+	_ = os.Remove(filepath.Join(d, "etcd-url"))
 	fmt.Println("kube-apiserver stopped; stopping etcd")
 	closeEtcd()
 	if runErr != nil {
@@ -341,6 +370,97 @@ func ensurePKI(d string) error {
 	return nil
 }
 
+// ensureClientPKI makes (once per run dir) the CA that kube-apiserver trusts
+// for client certificates (--client-ca-file), keeping its key, and a client
+// certificate it signs for CN=gate-proxy (no O: no groups beyond
+// system:authenticated), the same user as proxy.token.
+func ensureClientPKI(d string) error {
+	if exists(filepath.Join(d, "proxy-cert.key")) && exists(filepath.Join(d, "client-ca.key")) {
+		return nil
+	}
+	now := time.Now()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "gp-apiserver-client-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	caKeyDER, err := x509.MarshalECPrivateKey(caKey)
+	if err != nil {
+		return err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: proxyUser},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name, typ string
+		der       []byte
+		mode      os.FileMode
+	}{
+		{"client-ca.crt", "CERTIFICATE", caDER, 0o644},
+		{"client-ca.key", "EC PRIVATE KEY", caKeyDER, 0o600},
+		{"proxy-cert.crt", "CERTIFICATE", der, 0o644},
+		{"proxy-cert.key", "EC PRIVATE KEY", keyDER, 0o600},
+	} {
+		if err := writePEM(filepath.Join(d, f.name), f.typ, f.der, f.mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeCertKubeconfig writes DIR/proxy-cert.kubeconfig: user "gate-proxy" by
+// client certificate (client-certificate-data, client-key-data), no token.
+func writeCertKubeconfig(d, server string, caPEM []byte) error {
+	crt, err := os.ReadFile(filepath.Join(d, "proxy-cert.crt"))
+	if err != nil {
+		return err
+	}
+	key, err := os.ReadFile(filepath.Join(d, "proxy-cert.key"))
+	if err != nil {
+		return err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["gp"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[proxyUser] = &clientcmdapi.AuthInfo{ClientCertificateData: crt, ClientKeyData: key}
+	cfg.Contexts["gp"] = &clientcmdapi.Context{Cluster: "gp", AuthInfo: proxyUser, Namespace: "default"}
+	cfg.CurrentContext = "gp"
+	p := filepath.Join(d, "proxy-cert.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, p); err != nil {
+		return err
+	}
+	return os.Chmod(p, 0o600)
+}
+
 func randomToken() (string, error) {
 	b := make([]byte, 24)
 	if _, err := rand.Read(b); err != nil {
@@ -428,5 +548,41 @@ func token(argv []string) error {
 		return fmt.Errorf("TokenRequest for %s/%s: %w", *ns, *sa, err)
 	}
 	fmt.Println(out.Status.Token)
+	return nil
+}
+
+// compact compacts the running server's etcd at its current revision, with
+// WithCompactPhysical: it returns once the old revisions are really gone.
+// A read of any key gives the current revision in its response header.
+func compact(argv []string) error {
+	fs := flag.NewFlagSet("compact", flag.ExitOnError)
+	dir := fs.String("dir", "", "run directory of a running gp-apiserver")
+	_ = fs.Parse(argv)
+	if *dir == "" {
+		return errors.New("--dir is required")
+	}
+	b, err := os.ReadFile(filepath.Join(*dir, "etcd-url"))
+	if err != nil {
+		return fmt.Errorf("the etcd URL (is the server running?): %w", err)
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{strings.TrimSpace(string(b))},
+		DialTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := cli.Get(ctx, "gp-apiserver/probe", clientv3.WithCountOnly())
+	if err != nil {
+		return fmt.Errorf("reading the current revision: %w", err)
+	}
+	rev := resp.Header.Revision
+	if _, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
+		return fmt.Errorf("compact at revision %d: %w", rev, err)
+	}
+	fmt.Printf("compacted at revision %d\n", rev)
 	return nil
 }
