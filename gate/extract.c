@@ -4,6 +4,33 @@
 
 #include "gate/extract.h"
 
+/* a.b.c: Avro names, [A-Za-z_][A-Za-z0-9_]* each. */
+static int avro_path(gp_extract_t *x, const char *s, char *err, size_t errlen) {
+        x->kind = GP_ET_AVRO;
+        for (;;) {
+                size_t n = 0;
+                while (s[n] == '_' || (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= 'a' && s[n] <= 'z') ||
+                       (n > 0 && s[n] >= '0' && s[n] <= '9'))
+                        n++;
+                if (n == 0 || (s[n] && s[n] != '.')) {
+                        snprintf(err, errlen,
+                                 "avro:PATH is field names joined by '.', each a letter or '_' "
+                                 "then letters, digits or '_' (e.g. avro:event.ts)");
+                        return -1;
+                }
+                if (x->avro_n == GP_AVRO_MAX_PATH || n >= GP_AVRO_MAX_NAME) {
+                        snprintf(err, errlen, "avro:PATH allows %d fields of up to %d bytes",
+                                 GP_AVRO_MAX_PATH, GP_AVRO_MAX_NAME - 1);
+                        return -1;
+                }
+                memcpy(x->avro_path[x->avro_n], s, n);
+                x->avro_path[x->avro_n++][n] = '\0';
+                if (!s[n])
+                        return 0;
+                s += n + 1;
+        }
+}
+
 int gp_extract_compile(gp_extract_t *x, const char *spec, gp_unit_t unit, char *err,
                        size_t errlen) {
         memset(x, 0, sizeof(*x));
@@ -27,8 +54,10 @@ int gp_extract_compile(gp_extract_t *x, const char *spec, gp_unit_t unit, char *
                 memcpy(x->header, spec + 7, n + 1);
                 return 0;
         }
+        if (!strncmp(spec, "avro:", 5))
+                return avro_path(x, spec + 5, err, errlen);
         snprintf(err, errlen,
-                 "'%s' is not kafka-timestamp, json:PATH or header:NAME", spec);
+                 "'%s' is not kafka-timestamp, json:PATH, header:NAME or avro:PATH", spec);
         return -1;
 }
 
@@ -41,9 +70,44 @@ static int bad(gp_bad_t *b, const char *code, const char *why) {
 /* A JSON string holding a time: escapes are not decoded (a time has none). */
 static int from_text(const char *s, size_t n, gp_unit_t unit, int64_t *ts, gp_bad_t *b) {
         const char *why = NULL;
-        if (gp_time_parse(s, n, unit, ts, &why))
+        int64_t t;
+        if (gp_time_parse(s, n, unit, &t, &why))
                 return bad(b, "bad-time", why ? why : "unparseable time");
+        /* -9223372036854775808 ms parses, but is GP_TS_NONE: "no time" */
+        if (t == GP_TS_NONE)
+                return bad(b, "bad-time", "out of range");
+        *ts = t;
         return 0;
+}
+
+static int from_avro(const gp_extract_t *x, const gp_record_view_t *r, int64_t *ts,
+                     gp_bad_t *b) {
+        gp_avro_val_t v;
+        const char *why = NULL;
+        if (!r->avro)
+                return bad(b, "bad-schema", "no schema for the record");
+        switch (gp_avro_find(r->avro, r->value, r->value_len, &v)) {
+        case GP_AVRO_OK:
+                break;
+        case GP_AVRO_ERR_MISSING:
+                return bad(b, "field-missing", "the event-time field is absent");
+        case GP_AVRO_ERR_LIMIT:
+                return bad(b, "bad-avro", "Avro nested too deeply or too many items");
+        default:
+                return bad(b, "bad-avro", "the value is not Avro of its schema (truncated, "
+                                          "or a bad length, varint or union index)");
+        }
+        switch (v.kind) {
+        case GP_AVF_NULL:
+                return bad(b, "field-missing", "the event-time field is null");
+        case GP_AVF_OTHER:
+                return bad(b, "wrong-type",
+                           "the event-time field is not an int, long or string");
+        default:
+                if (gp_avro_val_ms(&v, x->unit, ts, &why))
+                        return bad(b, "bad-time", why ? why : "unparseable time");
+                return 0;
+        }
 }
 
 int gp_extract_ts(const gp_extract_t *x, const gp_record_view_t *r, int64_t *ts,
@@ -76,6 +140,8 @@ int gp_extract_ts(const gp_extract_t *x, const gp_record_view_t *r, int64_t *ts,
                 if (v.type == GP_JSON_NUMBER || (v.type == GP_JSON_STRING && !v.has_escapes))
                         return from_text(v.ptr, v.len, x->unit, ts, b);
                 return bad(b, "wrong-type", "the event-time field is not a number or string");
+        case GP_ET_AVRO:
+                return from_avro(x, r, ts, b);
         }
         return bad(b, "bad-time", "unknown extractor");
 }

@@ -4,30 +4,41 @@
  *   json:PATH         a field of a JSON value (gate/jsonpath.h), a number
  *                     in gate.event-time.unit or a string (number or RFC 3339)
  *   header:NAME       a header's value: a number in the unit, or RFC 3339
+ *   avro:a.b          a field of an Avro value (gate/avro.h): int or long
+ *                     (timestamp-millis/-micros/-nanos, else in the unit) or
+ *                     a string; the caller finds the value's schema (a local
+ *                     .avsc, or a registry id from the Confluent framing)
  *
  * A failure yields a stable reason code (for the dead-letter header) and a
  * short text. Pure: libc only; the caller hands in the bytes. */
 #ifndef GP_GATE_EXTRACT_H
 #define GP_GATE_EXTRACT_H
 
+#include "gate/avro.h"
 #include "gate/jsonpath.h"
 #include "gate/timeparse.h"
 #include "gate/types.h"
 
-typedef enum { GP_ET_KAFKA = 0, GP_ET_JSON, GP_ET_HEADER } gp_et_kind_t;
+typedef enum { GP_ET_KAFKA = 0, GP_ET_JSON, GP_ET_HEADER, GP_ET_AVRO } gp_et_kind_t;
+
+#define GP_AVRO_MAX_NAME 128
 
 typedef struct gp_extract {
         gp_et_kind_t kind;
         gp_unit_t unit;
         gp_jpath_t path;    /* GP_ET_JSON */
         char header[256];   /* GP_ET_HEADER */
+        int avro_n;         /* GP_ET_AVRO: the field names of the path */
+        char avro_path[GP_AVRO_MAX_PATH][GP_AVRO_MAX_NAME];
 } gp_extract_t;
 
 /* What went wrong, for the dead-letter topic. code is a stable word. */
 typedef struct gp_bad {
         const char *code; /* no-timestamp, not-json, field-missing, wrong-type,
-                           * bad-time, header-missing */
-        const char *why;  /* a short static text */
+                           * bad-time, header-missing, bad-avro; and from the
+                           * caller: bad-frame, unknown-schema, bad-schema,
+                           * registry-unavailable, too-large */
+        const char *why;  /* a short text that outlives the record */
 } gp_bad_t;
 
 int gp_extract_compile(gp_extract_t *x, const char *spec, gp_unit_t unit, char *err,
@@ -40,6 +51,8 @@ typedef struct gp_record_view {
         int64_t kafka_ts;    /* -1 when the record has none */
         const void *header;  /* the value of header x->header, or NULL */
         size_t header_len;
+        const gp_avro_t *avro; /* GP_ET_AVRO: value's schema; value is the
+                                * Avro body (after any framing) */
 } gp_record_view_t;
 
 /* 0 with *ts set, or -1 with *bad set. */

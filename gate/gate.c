@@ -121,6 +121,12 @@ gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *
         return d;
 }
 
+gp_dest_t gp_gate_reject(gp_part_t *p, int64_t now) {
+        p->last_wall = now;
+        p->n[GP_DEST_DLQ]++;
+        return GP_DEST_DLQ;
+}
+
 /* a + b, saturating at both ends (GP_TS_NONE in, GP_TS_NONE out). */
 static int64_t sat_add(int64_t a, int64_t b) {
         if (a == GP_TS_NONE)

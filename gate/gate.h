@@ -86,6 +86,11 @@ void gp_gate_from_control(gp_gate_t *g, const gp_control_t *c, int64_t now);
 gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *p,
                         int64_t ts, int64_t now, bool *late);
 
+/* A record refused before its event time is read (larger than the
+ * configured limit): to the dead-letter topic in every phase, counted
+ * there. */
+gp_dest_t gp_gate_reject(gp_part_t *p, int64_t now);
+
 /* The destination alone, with no side effect (for checks and replays). */
 gp_dest_t gp_gate_dest(const gp_gate_t *g, const gp_gate_conf_t *c, int64_t ts,
                        bool *late);

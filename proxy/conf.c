@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gate/extract.h"
 #include "gate/timeparse.h"
 #include "k8s/kubeconfig.h"
 
@@ -224,7 +225,28 @@ static int check_event_time(const char *v, char *why, size_t whylen) {
                             : seterr(why, whylen,
                                      "expected a header name after header:, e.g. "
                                      "header:event-time");
-        return seterr(why, whylen, "expected kafka-timestamp, json:PATH or header:NAME");
+        if (strncmp(v, "avro:", 5) == 0) {
+                gp_extract_t x;
+                return gp_extract_compile(&x, v, GP_UNIT_MS, why, whylen);
+        }
+        return seterr(why, whylen,
+                      "expected kafka-timestamp, json:PATH, header:NAME or avro:PATH");
+}
+
+static int check_url(const char *v, char *why, size_t whylen) {
+        if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8))
+                return seterr(why, whylen,
+                              "expected an http:// or https:// URL, e.g. "
+                              "http://schema-registry:8081");
+        if (strchr(v, ' ') || strchr(v, ','))
+                return seterr(why, whylen, "expected one URL, without spaces or commas");
+        return 0;
+}
+
+static int check_userinfo(const char *v, char *why, size_t whylen) {
+        if (!strchr(v, ':'))
+                return seterr(why, whylen, "expected USER:PASSWORD");
+        return 0;
 }
 
 /* Splits a topic list. With out != NULL, stores copies there (the caller
@@ -314,6 +336,7 @@ static const char *const w_start[] = {"earliest", "latest", NULL};
 static const char *const w_unit[] = {"ms", "s", "us", NULL};
 static const char *const w_bad[] = {"dlq", "route-old", NULL};
 static const char *const w_late[] = {"new", "dlq", NULL};
+static const char *const w_regfail[] = {"dlq", "exit", NULL};
 static const char *const w_delivery[] = {"exactly-once", "at-least-once", NULL};
 static const char *const w_level[] = {"error", "warn", "info", "debug", NULL};
 
@@ -329,6 +352,9 @@ static void set_bad(gp_conf_t *c, int i) {
 }
 static void set_late(gp_conf_t *c, int i) {
         c->late = i == 1 ? GP_LATE_DLQ : GP_LATE_NEW;
+}
+static void set_regfail(gp_conf_t *c, int i) {
+        c->registry_exit = i == 1;
 }
 static void set_delivery(gp_conf_t *c, int i) {
         c->delivery = i == 1 ? GP_DELIVERY_ALO : GP_DELIVERY_EOS;
@@ -439,13 +465,17 @@ static const prop_t props[] = {
          .type = PT_STR,
          .def = "kafka-timestamp",
          .check = check_event_time,
-         .allowed = "kafka-timestamp, json:PATH or header:NAME",
+         .allowed = "kafka-timestamp, json:PATH, header:NAME or avro:PATH",
          FIELD(event_time),
          .desc = "Where a record's event time is read, the time compared with the "
                  "cutoff: kafka-timestamp is the Kafka record timestamp, json:PATH a "
                  "field of a JSON value (json:payload.ts), header:NAME a record header "
-                 "(header:event-time). A field or header holds a number in "
-                 "gate.event-time.unit or an RFC 3339 date-time."},
+                 "(header:event-time), avro:PATH a field of an Avro value "
+                 "(avro:event.ts), whose schema comes from gate.avro.schema or, for "
+                 "values in the Confluent wire format, from schema.registry.url. A field "
+                 "or header holds a number in gate.event-time.unit or an RFC 3339 "
+                 "date-time; an Avro long with the logical type timestamp-millis, "
+                 "timestamp-micros or timestamp-nanos is read in that unit."},
         {.name = "gate.event-time.unit",
          .type = PT_ENUM,
          .def = "ms",
@@ -455,6 +485,31 @@ static const prop_t props[] = {
                  "(milliseconds, seconds or microseconds since 1970); the Kafka "
                  "timestamp is always in ms. Example: s when the field holds "
                  "1767225600 for 2026-01-01T00:00:00Z."},
+        {.name = "gate.avro.schema",
+         .type = PT_STR,
+         .example = "/etc/gate-proxy/event.avsc",
+         .optional = true,
+         .unset = "with avro:PATH, values are in the Confluent wire format and their "
+                  "schemas come from schema.registry.url",
+         .check = check_path,
+         .allowed = "file path",
+         FIELD(avro_schema),
+         .desc = "An Avro schema file (.avsc, JSON): with avro:PATH, every value is "
+                 "plain Avro binary of this schema, with no framing. Read once at "
+                 "start; a schema without the field stops the start. Example: "
+                 "/etc/gate-proxy/event.avsc for values written by an Avro "
+                 "DatumWriter without a registry."},
+        {.name = "gate.record.max.bytes",
+         .type = PT_INT,
+         .def = "1048576",
+         .min = 1,
+         .max = 1073741824,
+         FIELD(record_max_bytes),
+         .desc = "The largest record (key plus value plus headers, in bytes) routed "
+                 "to a colour topic; a larger one goes to gate.dlq.topic with the "
+                 "reason too-large, and its event time is not read. Example: 65536 "
+                 "when the jobs' topics refuse larger records (their "
+                 "max.message.bytes); the dead-letter topic must take them."},
         {.name = "gate.bad-record",
          .type = PT_ENUM,
          .def = "dlq",
@@ -587,6 +642,98 @@ static const prop_t props[] = {
          .desc = "How often the proxy writes its status keys (gate-proxy.*: "
                  "watermark, cutoff, phase, counts, heartbeat) to the control "
                  "ConfigMap. Example: 10000 to write less often."},
+
+        /* schema registry */
+        {.section = "Schema registry",
+         .name = "schema.registry.url",
+         .type = PT_STR,
+         .example = "http://schema-registry:8081",
+         .optional = true,
+         .unset = "no registry: avro:PATH needs gate.avro.schema",
+         .check = check_url,
+         .allowed = "http:// or https:// URL",
+         FIELD(registry_url),
+         .desc = "Base URL of a Confluent-compatible schema registry; with "
+                 "avro:PATH and no gate.avro.schema, each value is the Confluent wire "
+                 "format (byte 0, a 4-byte schema id, Avro binary) and the schema of an "
+                 "id is fetched once from URL/schemas/ids/ID and kept. Example: "
+                 "http://registry:8080/apis/ccompat/v7 for Apicurio Registry."},
+        {.name = "schema.registry.basic.auth.user.info",
+         .type = PT_STR,
+         .example = "gate-proxy:secret",
+         .optional = true,
+         .unset = "no authentication",
+         .check = check_userinfo,
+         .allowed = "USER:PASSWORD",
+         FIELD(registry_userinfo),
+         .desc = "HTTP basic authentication for the registry, never logged. Example: "
+                 "gate-proxy:secret (prefer an https:// URL)."},
+        {.name = "schema.registry.ssl.ca.location",
+         .type = PT_STR,
+         .example = "/etc/gate-proxy/registry-ca.pem",
+         .optional = true,
+         .unset = "the system's CA certificates",
+         .check = check_path,
+         .allowed = "file path",
+         FIELD(registry_ca),
+         .desc = "PEM file of the CA certificates that verify an https:// registry. "
+                 "Verification is always on."},
+        {.name = "schema.registry.ssl.certificate.location",
+         .type = PT_STR,
+         .example = "/etc/gate-proxy/registry-client.pem",
+         .optional = true,
+         .unset = "no client certificate",
+         .check = check_path,
+         .allowed = "file path",
+         FIELD(registry_cert),
+         .desc = "PEM client certificate for a registry that asks for one; with "
+                 "schema.registry.ssl.key.location."},
+        {.name = "schema.registry.ssl.key.location",
+         .type = PT_STR,
+         .example = "/etc/gate-proxy/registry-client.key",
+         .optional = true,
+         .unset = "no client certificate",
+         .check = check_path,
+         .allowed = "file path",
+         FIELD(registry_key),
+         .desc = "PEM private key of schema.registry.ssl.certificate.location."},
+        {.name = "schema.registry.timeout.ms",
+         .type = PT_MS,
+         .def = "5000",
+         .min = 100,
+         .max = 60000,
+         FIELD(registry_timeout_ms),
+         .desc = "Time allowed for one request to the registry, connecting included."},
+        {.name = "schema.registry.retry.ms",
+         .type = PT_MS,
+         .def = "30000",
+         .min = 0,
+         .max = 120000,
+         FIELD(registry_retry_ms),
+         .desc = "How long a schema that cannot be fetched (registry unreachable, "
+                 "timing out or answering 5xx) is retried, with a growing pause, "
+                 "before schema.registry.on-failure applies. Records wait meanwhile; "
+                 "the records before them are committed first. An id the registry "
+                 "does not know (404) is not retried."},
+        {.name = "schema.registry.on-failure",
+         .type = PT_ENUM,
+         .def = "dlq",
+         .words = w_regfail,
+         .set_enum = set_regfail,
+         .desc = "What happens once schema.registry.retry.ms has passed without the "
+                 "schema: dlq sends the records of that id to gate.dlq.topic (reason "
+                 "registry-unavailable) for the next schema.registry.retry.ms, then "
+                 "tries again; exit stops the proxy with exit code 1 and commits "
+                 "nothing more, so a restart goes on from those records."},
+        {.name = "schema.registry.cache.max",
+         .type = PT_INT,
+         .def = "1000",
+         .min = 1,
+         .max = 100000,
+         FIELD(registry_cache_max),
+         .desc = "Schemas kept in memory, by id; the least recently used is dropped "
+                 "(and fetched again when needed). An unknown id is remembered for a "
+                 "minute."},
 
         /* control */
         {.section = "Control",
@@ -896,7 +1043,8 @@ int gp_conf_set(gp_conf_t *conf, const char *key, const char *value, const char 
                         return seterr(err, errlen, "%s: %s: unknown key; did you mean %s?",
                                       origin, k, near);
                 if (strncmp(key, "gate.", 5) != 0 && strncmp(key, "control.", 8) != 0 &&
-                    strncmp(key, "log.", 4) != 0)
+                    strncmp(key, "log.", 4) != 0 &&
+                    strncmp(key, "schema.registry.", 16) != 0)
                         return seterr(err, errlen,
                                       "%s: %s: unknown key (librdkafka properties are "
                                       "written kafka.<property>)",
@@ -1228,6 +1376,36 @@ int gp_conf_finalize(gp_conf_t *conf, char *err, size_t errlen) {
                               "%s: needs control.k8s.configmap (the map is in control.file)",
                               conf->k8s_namespace ? "control.k8s.namespace"
                                                   : "control.k8s.kubeconfig");
+
+        /* Avro: exactly one source of schemas; the rest only with avro:. */
+        bool avro = strncmp(conf->event_time, "avro:", 5) == 0;
+        if (avro && !conf->avro_schema && !conf->registry_url)
+                return seterr(err, errlen,
+                              "gate.event-time: %s needs gate.avro.schema (plain Avro "
+                              "values) or schema.registry.url (Confluent wire format)",
+                              conf->event_time);
+        if (avro && conf->avro_schema && conf->registry_url)
+                return seterr(err, errlen,
+                              "schema.registry.url: gate.avro.schema is set too; set "
+                              "gate.avro.schema for plain Avro values or "
+                              "schema.registry.url for the Confluent wire format, not both");
+        if (!avro && (conf->avro_schema || conf->registry_url))
+                return seterr(err, errlen, "%s: needs gate.event-time=avro:PATH",
+                              conf->avro_schema ? "gate.avro.schema" : "schema.registry.url");
+        if (!conf->registry_url &&
+            (conf->registry_userinfo || conf->registry_ca || conf->registry_cert ||
+             conf->registry_key))
+                return seterr(err, errlen, "%s: needs schema.registry.url",
+                              conf->registry_userinfo ? "schema.registry.basic.auth.user.info"
+                              : conf->registry_ca     ? "schema.registry.ssl.ca.location"
+                              : conf->registry_cert ? "schema.registry.ssl.certificate.location"
+                                                    : "schema.registry.ssl.key.location");
+        if (!conf->registry_cert != !conf->registry_key)
+                return seterr(err, errlen, "%s: needs %s too",
+                              conf->registry_cert ? "schema.registry.ssl.certificate.location"
+                                                  : "schema.registry.ssl.key.location",
+                              conf->registry_cert ? "schema.registry.ssl.key.location"
+                                                  : "schema.registry.ssl.certificate.location");
 
         /* Derived values. */
         if (expand_pipeline(conf, &conf->transactional_id, "gate.transactional.id", ID_MAX,

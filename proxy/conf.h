@@ -51,10 +51,23 @@ typedef struct gp_conf {
         gp_start_t source_start;          /* gate.source.start */
 
         /* event time */
-        char *event_time;      /* gate.event-time: kafka-timestamp | json:PATH | header:NAME */
+        char *event_time;      /* gate.event-time: kafka-timestamp | json:PATH | header:NAME | avro:PATH */
         gp_unit_t event_time_unit; /* gate.event-time.unit: ms | s | us */
         gp_bad_policy_t bad_record;/* gate.bad-record: dlq | route-old */
         gp_late_policy_t late;     /* gate.late: new | dlq */
+        char *avro_schema;         /* gate.avro.schema, NULL: registry framing */
+        int64_t record_max_bytes;  /* gate.record.max.bytes */
+
+        /* schema registry (avro:PATH without gate.avro.schema) */
+        char *registry_url;          /* schema.registry.url */
+        char *registry_userinfo;     /* schema.registry.basic.auth.user.info */
+        char *registry_ca;           /* schema.registry.ssl.ca.location */
+        char *registry_cert;         /* schema.registry.ssl.certificate.location */
+        char *registry_key;          /* schema.registry.ssl.key.location */
+        int64_t registry_timeout_ms; /* schema.registry.timeout.ms */
+        int64_t registry_retry_ms;   /* schema.registry.retry.ms */
+        bool registry_exit;          /* schema.registry.on-failure=exit */
+        int64_t registry_cache_max;  /* schema.registry.cache.max */
 
         /* watermark and cutoff */
         int64_t out_of_orderness_ms; /* gate.watermark.out-of-orderness.ms */

@@ -12,6 +12,7 @@
  * The consumer assigns itself every partition (no group membership); the
  * group id only names where offsets and checkpoints are committed.
  * Uses librdkafka, gate/, k8s/ (through proxy/control.h). */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,8 +28,10 @@
 #include "gate/timeparse.h"
 #include "proxy/control.h"
 #include "proxy/fault.h"
+#include "proxy/avsc.h"
 #include "proxy/log.h"
 #include "proxy/proxy.h"
+#include "proxy/registry.h"
 
 #define BATCH 1024
 #define TIMEOUT_MS 30000
@@ -58,6 +61,8 @@ struct gp_proxy {
         const gp_conf_t *conf;
         gp_gate_conf_t gconf;
         gp_extract_t ex;
+        gp_avro_t avro_local;  /* gate.avro.schema compiled; n_nodes 0: none */
+        gp_registry_t *reg;    /* schema.registry.url; NULL: none */
         rd_kafka_t *prod, *cons;
         rd_kafka_queue_t *queue;
         rd_kafka_consumer_group_metadata_t *cgmd;
@@ -580,32 +585,95 @@ static int produce(gp_proxy_t *p, rd_kafka_topic_t *rkt, int32_t part,
         }
 }
 
-static int handle(gp_proxy_t *p, tslot_t *t, rd_kafka_message_t *m, int64_t now) {
+/* Key, value and headers, in bytes. */
+static size_t record_size(rd_kafka_message_t *m) {
+        size_t n = m->len + m->key_len;
+        rd_kafka_headers_t *h = NULL;
+        const char *name;
+        const void *v;
+        size_t vl;
+        if (!rd_kafka_message_headers(m, &h))
+                for (size_t i = 0; !rd_kafka_header_get_all(h, i, &name, &v, &vl); i++)
+                        n += strlen(name) + vl;
+        return n;
+}
+
+/* The Avro schema of a value: the local one, or its registry id's (the
+ * loop fetched every id of the batch before handling it). 0, or -1 with
+ * *bad set. */
+static int avro_schema(gp_proxy_t *p, gp_record_view_t *rv, int64_t mono, gp_bad_t *bad) {
+        uint32_t id;
+        const uint8_t *body;
+        size_t n;
+        gp_schema_ref_t ref;
+        if (!p->reg) {
+                rv->avro = &p->avro_local;
+                return 0;
+        }
+        if (gp_avro_frame(rv->value, rv->value_len, &id, &body, &n)) {
+                bad->code = "bad-frame";
+                bad->why = "not the Confluent wire format (byte 0 and a 4-byte schema id)";
+                return -1;
+        }
+        if (!gp_registry_lookup(p->reg, id, mono, &ref)) {
+                bad->code = "registry-unavailable";
+                bad->why = "the schema was not fetched";
+                return -1;
+        }
+        if (!ref.avro) {
+                bad->code = ref.code;
+                bad->why = ref.why;
+                return -1;
+        }
+        rv->avro = ref.avro;
+        rv->value = body;
+        rv->value_len = n;
+        return 0;
+}
+
+static int handle(gp_proxy_t *p, tslot_t *t, rd_kafka_message_t *m, int64_t now,
+                  int64_t mono) {
         pslot_t *ps = &t->parts[m->partition];
         rd_kafka_timestamp_type_t tst;
         int64_t kts = rd_kafka_message_timestamp(m, &tst);
         gp_record_view_t rv = {m->payload, m->len, tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : kts,
-                               NULL, 0};
+                               NULL, 0, NULL};
         rd_kafka_headers_t *hdrs = NULL;
         int64_t ts = GP_TS_NONE;
         gp_bad_t bad = {0};
         bool late;
+        char too_large[128];
+        size_t size = record_size(m);
+        bool refuse = size > (size_t)p->conf->record_max_bytes;
 
-        if (p->ex.kind == GP_ET_HEADER) {
-                rd_kafka_headers_t *h = NULL;
-                if (!rd_kafka_message_headers(m, &h))
-                        rd_kafka_header_get_last(h, p->ex.header, &rv.header, &rv.header_len);
+        if (refuse) {
+                snprintf(too_large, sizeof too_large,
+                         "%zu bytes, more than gate.record.max.bytes=%" PRId64, size,
+                         p->conf->record_max_bytes);
+                bad.code = "too-large";
+                bad.why = too_large;
+        } else if (p->ex.kind == GP_ET_AVRO) {
+                if (avro_schema(p, &rv, mono, &bad) || gp_extract_ts(&p->ex, &rv, &ts, &bad))
+                        ts = GP_TS_NONE;
+        } else {
+                if (p->ex.kind == GP_ET_HEADER) {
+                        rd_kafka_headers_t *h = NULL;
+                        if (!rd_kafka_message_headers(m, &h))
+                                rd_kafka_header_get_last(h, p->ex.header, &rv.header,
+                                                         &rv.header_len);
+                }
+                if (gp_extract_ts(&p->ex, &rv, &ts, &bad))
+                        ts = GP_TS_NONE;
         }
-        if (gp_extract_ts(&p->ex, &rv, &ts, &bad))
-                ts = GP_TS_NONE;
-        gp_dest_t d = gp_gate_route(&p->gate, &p->gconf, &ps->st, ts, now, &late);
+        gp_dest_t d = refuse ? (late = false, gp_gate_reject(&ps->st, now))
+                              : gp_gate_route(&p->gate, &p->gconf, &ps->st, ts, now, &late);
         rd_kafka_message_detach_headers(m, &hdrs);
         ps->pos = m->offset + 1;
         if (d != GP_DEST_DLQ)
                 return produce(p, t->out[d], m->partition, m,
                                tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? 0 : kts, hdrs);
 
-        char why[256], src[300];
+        char why[512], src[300];
         if (ts == GP_TS_NONE)
                 snprintf(why, sizeof(why), "%s: %s", bad.code, bad.why);
         else
@@ -618,6 +686,48 @@ static int handle(gp_proxy_t *p, tslot_t *t, rd_kafka_message_t *m, int64_t now)
         rd_kafka_header_add(hdrs, "gate-proxy.source", -1, src, -1);
         return produce(p, p->dlq, m->partition % p->dlq_n, m,
                        tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? 0 : kts, hdrs);
+}
+
+/* Does the batch hold a registry id the cache cannot answer? */
+static bool schemas_missing(gp_proxy_t *p, rd_kafka_message_t **msgs, ssize_t n,
+                            int64_t mono) {
+        gp_schema_ref_t ref;
+        uint32_t id;
+        const uint8_t *body;
+        size_t len;
+        for (ssize_t i = 0; i < n; i++)
+                if (!msgs[i]->err &&
+                    !gp_avro_frame(msgs[i]->payload, msgs[i]->len, &id, &body, &len) &&
+                    !gp_registry_lookup(p->reg, id, mono, &ref))
+                        return true;
+        return false;
+}
+
+/* Fetches the schemas the batch needs; called with no transaction open.
+ * 0: go on; -1: schema.registry.on-failure=exit and the registry stayed
+ * out of reach; -2: stopping (the batch is not handled). */
+static int fetch_schemas(gp_proxy_t *p, rd_kafka_message_t **msgs, ssize_t n) {
+        gp_schema_ref_t ref;
+        uint32_t id;
+        const uint8_t *body;
+        size_t len;
+        for (ssize_t i = 0; i < n; i++) {
+                if (msgs[i]->err ||
+                    gp_avro_frame(msgs[i]->payload, msgs[i]->len, &id, &body, &len) ||
+                    gp_registry_lookup(p->reg, id, gp_mono_ms(), &ref))
+                        continue;
+                int rc = gp_registry_fetch(p->reg, id, &p->stop);
+                if (rc == -2)
+                        return -2;
+                if (rc == -1 && p->conf->registry_exit) {
+                        gp_error("schema registry out of reach and "
+                                 "schema.registry.on-failure=exit: exiting (code %d); a "
+                                 "restart goes on from the last commit",
+                                 GP_EXIT_FATAL);
+                        return -1;
+                }
+        }
+        return 0;
 }
 
 static tslot_t *slot_of(gp_proxy_t *p, rd_kafka_topic_t *rkt) {
@@ -1070,6 +1180,33 @@ static void discover(gp_proxy_t *p) {
 
 /* ---- setup and the loop ----------------------------------------------- */
 
+/* gate.avro.schema: read and compiled once, at start. */
+static int load_avsc(gp_proxy_t *p, const char *path, char *err, size_t errlen) {
+        FILE *f = fopen(path, "rb");
+        char *buf = NULL, why[256];
+        size_t n = 0;
+        int rc = -1;
+        if (!f) {
+                snprintf(err, errlen, "gate.avro.schema: %s: %s", path, strerror(errno));
+                return -1;
+        }
+        if (!(buf = malloc((4 << 20) + 1)))
+                abort();
+        n = fread(buf, 1, (4 << 20) + 1, f);
+        if (ferror(f))
+                snprintf(err, errlen, "gate.avro.schema: %s: %s", path, strerror(errno));
+        else if (n > (4 << 20))
+                snprintf(err, errlen, "gate.avro.schema: %s: larger than 4 MiB", path);
+        else if (gp_avsc_compile(buf, n, &p->ex, &p->avro_local, why, sizeof why))
+                snprintf(err, errlen, "gate.avro.schema: %s: %s (gate.event-time=%s)", path, why,
+                         p->conf->event_time);
+        else
+                rc = 0;
+        free(buf);
+        fclose(f);
+        return rc;
+}
+
 gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
         gp_proxy_t *p = calloc(1, sizeof(*p));
         rd_kafka_conf_t *kc;
@@ -1095,6 +1232,12 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                 snprintf(err, errlen, "gate.event-time: %s", e2);
                 goto fail;
         }
+        if (p->ex.kind == GP_ET_AVRO && conf->avro_schema &&
+            load_avsc(p, conf->avro_schema, err, errlen))
+                goto fail;
+        if (p->ex.kind == GP_ET_AVRO && conf->registry_url &&
+            !(p->reg = gp_registry_new(conf, &p->ex, err, errlen)))
+                goto fail;
         if (conf->k8s_configmap) {
                 if (!(p->ctl = gp_ctl_new_k8s(conf->k8s_configmap, conf->k8s_namespace,
                                               conf->k8s_kubeconfig, true, err, errlen)))
@@ -1111,6 +1254,17 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
         set_kafka_conf(kc, "enable.idempotence", "true", err, errlen, &bad);
         if (p->eos)
                 set_kafka_conf(kc, "transactional.id", conf->transactional_id, err, errlen, &bad);
+        /* Room for the largest record routed (gate.record.max.bytes), unless
+         * kafka.message.max.bytes says otherwise. */
+        bool mmb = false;
+        for (int i = 0; i < conf->n_kafka; i++)
+                mmb |= !strcmp(conf->kafka[i].key, "message.max.bytes");
+        if (!mmb && conf->record_max_bytes + 65536 > 1000000) {
+                char v[32];
+                int64_t want = conf->record_max_bytes + 65536;
+                snprintf(v, sizeof v, "%" PRId64, want > 1000000000 ? 1000000000 : want);
+                set_kafka_conf(kc, "message.max.bytes", v, err, errlen, &bad);
+        }
         rd_kafka_conf_set_dr_msg_cb(kc, dr_cb);
         rd_kafka_conf_set_log_cb(kc, log_cb);
         rd_kafka_conf_set_opaque(kc, p);
@@ -1198,6 +1352,8 @@ void gp_proxy_destroy(gp_proxy_t *p) {
         free(p->pptrs);
         if (p->dlq)
                 rd_kafka_topic_destroy(p->dlq);
+        gp_registry_destroy(p->reg);
+        gp_avro_free(&p->avro_local);
         if (p->queue)
                 rd_kafka_queue_destroy(p->queue);
         if (p->cgmd)
@@ -1331,10 +1487,25 @@ int gp_proxy_run(gp_proxy_t *p) {
                                 p->queue, (int)(left < 100 ? left : 100), msgs,
                                 want < BATCH ? want : BATCH);
                         now = gp_now_ms();
+                        bool drop = false;
+                        if (p->reg && r == TX_OK &&
+                            schemas_missing(p, msgs, got, gp_mono_ms())) {
+                                /* Commit what came before: no transaction
+                                 * waits on the registry. */
+                                if (open || (!p->eos && count))
+                                        r = commit(p);
+                                open = false;
+                                int fr = r == TX_OK ? fetch_schemas(p, msgs, got) : 0;
+                                drop = fr == -2;
+                                if (fr == -1)
+                                        r = TX_FATAL;
+                                now = gp_now_ms();
+                        }
+                        int64_t bmono = gp_mono_ms();
                         for (ssize_t i = 0; i < got; i++) {
                                 rd_kafka_message_t *m = msgs[i];
                                 tslot_t *t;
-                                if (r != TX_OK || m->err || !(t = slot_of(p, m->rkt)) ||
+                                if (drop || r != TX_OK || m->err || !(t = slot_of(p, m->rkt)) ||
                                     m->partition >= t->n ||
                                     m->offset < t->parts[m->partition].pos) {
                                         if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
@@ -1348,7 +1519,7 @@ int gp_proxy_run(gp_proxy_t *p) {
                                 }
                                 if (r == TX_OK) {
                                         GP_FAULT("before-produce");
-                                        if (handle(p, t, m, now))
+                                        if (handle(p, t, m, now, bmono))
                                                 r = TX_ABORT;
                                         count++;
                                         open = true;

@@ -29,9 +29,9 @@ for v in $versions; do
   fi
   GP_BOOTSTRAP=$("$broker" bootstrap) || failed=1
   export GP_BOOTSTRAP
-  # The Kubernetes handshake runs once, on the first broker.
+  # The Kubernetes and schema registry tests run once, on the first broker.
   skip=()
-  [ $first -eq 1 ] || skip=(-LE k8s)
+  [ $first -eq 1 ] || skip=(-LE 'k8s|registry')
   first=0
   (cd "$build" && ctest -L integration "${skip[@]}" --output-on-failure) || failed=1
   "$broker" stop || true

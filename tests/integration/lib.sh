@@ -15,8 +15,12 @@ WORK=$(mktemp -d "/tmp/gp-it.XXXXXX")
 PROXY_PID=""
 trap 'finish_test' EXIT
 
+# ON_EXIT: commands a test adds to run at exit, before the proxy is killed
+# and the work directory goes (stopping its own processes).
+ON_EXIT=""
 finish_test() {
   local rc=$?
+  eval "$ON_EXIT" || true
   if [ -n "$PROXY_PID" ] && kill -0 "$PROXY_PID" 2>/dev/null; then
     kill -9 "$PROXY_PID" 2>/dev/null || true
   fi

@@ -7,8 +7,12 @@
  * the default --ts-start is a function of the options and --seed, so two
  * runs with the same options write the same records.
  *
- * Uses librdkafka only (and gate/timeparse.h for strict numbers); it shares
- * nothing with proxy/. */
+ * With --format avro or confluent the value is an Avro record instead
+ * (schema: --print-schema), encoded by avro-c, so the proxy's own Avro
+ * reader is checked against an independent writer.
+ *
+ * Uses librdkafka and avro-c (and gate/timeparse.h for strict numbers); it
+ * shares nothing with proxy/. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -18,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <avro.h>
 #include <librdkafka/rdkafka.h>
 
 #include "gate/timeparse.h"
@@ -27,6 +32,27 @@
 #define EXIT_USAGE 2
 #define MAX_PAD (1 << 20)
 
+enum { F_JSON = 0, F_AVRO, F_CONFLUENT };
+
+/* The Avro value: fields of most kinds before the event time, so a reader
+ * must skip arrays, maps, unions, enums and nested records to reach
+ * meta.ts (avro:meta.ts). */
+static const char SCHEMA[] =
+        "{\"type\":\"record\",\"name\":\"Order\",\"namespace\":\"gp.test\",\"fields\":["
+        "{\"name\":\"id\",\"type\":\"long\"},"
+        "{\"name\":\"tags\",\"type\":{\"type\":\"array\",\"items\":\"string\"}},"
+        "{\"name\":\"attrs\",\"type\":{\"type\":\"map\",\"values\":\"int\"}},"
+        "{\"name\":\"customer\",\"type\":[\"null\",{\"type\":\"record\",\"name\":"
+        "\"Customer\",\"fields\":[{\"name\":\"name\",\"type\":\"string\"},{\"name\":"
+        "\"tier\",\"type\":{\"type\":\"enum\",\"name\":\"Tier\",\"symbols\":[\"FREE\","
+        "\"PRO\"]}}]}]},"
+        "{\"name\":\"price\",\"type\":\"double\"},"
+        "{\"name\":\"meta\",\"type\":{\"type\":\"record\",\"name\":\"Meta\",\"fields\":["
+        "{\"name\":\"source\",\"type\":\"string\"},"
+        "{\"name\":\"ts\",\"type\":{\"type\":\"long\",\"logicalType\":"
+        "\"timestamp-millis\"}}]}},"
+        "{\"name\":\"pad\",\"type\":\"string\"}]}";
+
 typedef struct prod {
         /* options */
         const char *bootstrap, *topic;
@@ -35,6 +61,12 @@ typedef struct prod {
         double rate;
         uint64_t seed;
         bool have_ts_start, headers, partition_rr, quiet;
+        int format; /* F_JSON, F_AVRO, F_CONFLUENT */
+        int64_t schema_id;
+        const char *ts_header;
+        avro_schema_t schema;
+        avro_value_iface_t *iface;
+        avro_value_t rec;
         const char **xconf;
         size_t n_xconf;
 
@@ -222,6 +254,87 @@ static int ensure_topic(prod_t *g) {
         return -1;
 }
 
+static void enc_die(const char *what) {
+        fprintf(stderr, "gp-produce: avro-c: %s: %s\n", what, avro_strerror());
+        exit(EXIT_USAGE);
+}
+
+static int enc_init(prod_t *g) {
+        if (avro_schema_from_json_length(SCHEMA, sizeof(SCHEMA) - 1, &g->schema))
+                enc_die("schema");
+        if (!(g->iface = avro_generic_class_from_schema(g->schema)) ||
+            avro_generic_value_new(g->iface, &g->rec))
+                enc_die("value");
+        return 0;
+}
+
+static void enc_fini(prod_t *g) {
+        if (!g->iface)
+                return;
+        avro_value_decref(&g->rec);
+        avro_value_iface_decref(g->iface);
+        avro_schema_decref(g->schema);
+}
+
+/* Encodes record id into buf (after the 5-byte header in the Confluent
+ * format); returns the length. */
+static size_t enc_record(prod_t *g, int64_t id, int64_t ev, const char *pad, char *buf,
+                          size_t cap) {
+        avro_value_t f, e, b, m;
+        char name[32];
+        avro_value_reset(&g->rec);
+        if (avro_value_get_by_name(&g->rec, "id", &f, NULL) || avro_value_set_long(&f, id))
+                enc_die("id");
+        avro_value_get_by_name(&g->rec, "tags", &f, NULL);
+        for (int64_t k = 0; k < id % 3; k++) {
+                snprintf(name, sizeof name, "tag-%" PRId64, k);
+                if (avro_value_append(&f, &e, NULL) || avro_value_set_string(&e, name))
+                        enc_die("tags");
+        }
+        avro_value_get_by_name(&g->rec, "attrs", &f, NULL);
+        for (int64_t k = 0; k < id % 2 * 2; k++) {
+                snprintf(name, sizeof name, "a%" PRId64, k);
+                if (avro_value_add(&f, name, &e, NULL, NULL) ||
+                    avro_value_set_int(&e, (int32_t)(id % 1000 + k)))
+                        enc_die("attrs");
+        }
+        avro_value_get_by_name(&g->rec, "customer", &f, NULL);
+        if (id % 2) {
+                if (avro_value_set_branch(&f, 1, &b) ||
+                    avro_value_get_by_name(&b, "name", &e, NULL) ||
+                    avro_value_set_string(&e, "ada") ||
+                    avro_value_get_by_name(&b, "tier", &e, NULL) ||
+                    avro_value_set_enum(&e, (int)(id % 4 == 1)))
+                        enc_die("customer");
+        } else if (avro_value_set_branch(&f, 0, &b) || avro_value_set_null(&b)) {
+                enc_die("customer");
+        }
+        avro_value_get_by_name(&g->rec, "price", &f, NULL);
+        avro_value_set_double(&f, (double)id / 4.0);
+        avro_value_get_by_name(&g->rec, "meta", &m, NULL);
+        if (avro_value_get_by_name(&m, "source", &e, NULL) || avro_value_set_string(&e, "gp") ||
+            avro_value_get_by_name(&m, "ts", &e, NULL) || avro_value_set_long(&e, ev))
+                enc_die("meta");
+        avro_value_get_by_name(&g->rec, "pad", &f, NULL);
+        avro_value_set_string(&f, pad);
+
+        size_t off = g->format == F_CONFLUENT ? 5 : 0;
+        avro_writer_t w = avro_writer_memory(buf + off, (int64_t)(cap - off));
+        if (avro_value_write(w, &g->rec))
+                enc_die("write");
+        size_t n = (size_t)avro_writer_tell(w);
+        avro_writer_free(w);
+        if (off) {
+                uint32_t sid = (uint32_t)g->schema_id;
+                buf[0] = 0;
+                buf[1] = (char)(sid >> 24);
+                buf[2] = (char)(sid >> 16);
+                buf[3] = (char)(sid >> 8);
+                buf[4] = (char)sid;
+        }
+        return off + n;
+}
+
 /* One record: the value into *val, the key into key (or NULL). */
 static void make_record(prod_t *g, int64_t i, uint64_t *rng, char **val, size_t *vcap,
                         size_t *vlen, int64_t *ev, char *key, bool *has_key, const char *pad) {
@@ -236,7 +349,7 @@ static void make_record(prod_t *g, int64_t i, uint64_t *rng, char **val, size_t 
         if (*has_key)
                 snprintf(key, 32, "k%" PRId64, ((id % 1000) + 1000) % 1000);
 
-        size_t need = (size_t)g->pad + 128;
+        size_t need = (size_t)g->pad + 512;
         if (need > *vcap) {
                 char *p = realloc(*val, need);
                 if (!p) {
@@ -248,6 +361,26 @@ static void make_record(prod_t *g, int64_t i, uint64_t *rng, char **val, size_t 
         }
         int n;
         bool bad = g->bad_every > 0 && (i + 1) % g->bad_every == 0;
+        if (g->format != F_JSON) {
+                *vlen = enc_record(g, id, *ev, pad, *val, *vcap);
+                if (bad) {
+                        int kind = (int)(((i + 1) / g->bad_every) % 3);
+                        if (kind == 1) { /* confluent: bad-frame; avro: a bad varint */
+                                memcpy(*val, g->format == F_CONFLUENT ? "not avro" : "\xff\xff\xff",
+                                       g->format == F_CONFLUENT ? 8 : 3);
+                                *vlen = g->format == F_CONFLUENT ? 8 : 3;
+                        } else if (kind == 2 || g->format == F_AVRO) { /* truncated */
+                                *vlen = g->format == F_CONFLUENT ? 5 + 6 : 6;
+                        } else { /* an id the registry does not know */
+                                uint32_t bid = (uint32_t)(g->schema_id + 1000000);
+                                (*val)[1] = (char)(bid >> 24);
+                                (*val)[2] = (char)(bid >> 16);
+                                (*val)[3] = (char)(bid >> 8);
+                                (*val)[4] = (char)bid;
+                        }
+                }
+                return;
+        }
         if (bad && ((i + 1) / g->bad_every) % 2 == 1)
                 n = snprintf(*val, *vcap, "not json: id=%" PRId64, id);
         else if (bad)
@@ -293,9 +426,20 @@ static int produce_all(prod_t *g) {
                 int hlen = snprintf(hval, sizeof(hval), "%" PRId64, g->start_id + i);
                 int32_t part = g->partition_rr ? (int32_t)(i % g->nparts) : RD_KAFKA_PARTITION_UA;
 
+                char tsval[32];
+                int tslen = snprintf(tsval, sizeof(tsval), "%" PRId64, ev);
                 for (;;) {
                         rd_kafka_resp_err_t err;
-                        if (g->headers)
+                        if (g->ts_header)
+                                err = rd_kafka_producev(
+                                    g->rk, RD_KAFKA_V_TOPIC(g->topic), RD_KAFKA_V_PARTITION(part),
+                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                    RD_KAFKA_V_KEY(has_key ? key : NULL, has_key ? strlen(key) : 0),
+                                    RD_KAFKA_V_VALUE(val, vlen), RD_KAFKA_V_TIMESTAMP(ev),
+                                    RD_KAFKA_V_HEADER("h", hval, g->headers ? (ssize_t)hlen : 0),
+                                    RD_KAFKA_V_HEADER(g->ts_header, tsval, (ssize_t)tslen),
+                                    RD_KAFKA_V_END);
+                        else if (g->headers)
                                 err = rd_kafka_producev(
                                     g->rk, RD_KAFKA_V_TOPIC(g->topic), RD_KAFKA_V_PARTITION(part),
                                     RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
@@ -372,6 +516,8 @@ static void usage(FILE *f) {
             "                  [--start-id K] [--ts-start MS] [--ts-step MS] [--disorder MS]\n"
             "                  [--bad-every K] [--key-every K] [--headers] [--pad-bytes N]\n"
             "                  [--seed N] [--timeout-ms MS] [-X key=value]... [--quiet]\n"
+            "                  [--format json|avro|confluent] [--schema-id N] [--ts-header NAME]\n"
+            "       gp-produce --print-schema\n"
             "\n"
             "Writes N test records to topic S with an idempotent producer\n"
             "(enable.idempotence=true). Record i (0-based, id = K + i):\n"
@@ -385,6 +531,11 @@ static void usage(FILE *f) {
             "  not JSON:              not json: id=<id>\n"
             "  JSON without \"ts\":     {\"id\":<id>,\"pad\":\"...\"}\n"
             "(their Kafka timestamp is still the event time).\n"
+            "With --format avro the value is the same record in Avro binary (schema:\n"
+            "--print-schema; the event time is meta.ts, timestamp-millis); with confluent\n"
+            "it is framed as byte 0, the 4-byte --schema-id, then the Avro binary. Bad\n"
+            "Avro records cycle through: not framed (\"not avro\"; plain: a bad varint),\n"
+            "truncated to 6 bytes, and (confluent) schema id --schema-id + 1000000.\n"
             "Given the same options and --seed, the records are the same on every run;\n"
             "only the default --ts-start (now) changes.\n"
             "\n"
@@ -412,6 +563,11 @@ static void usage(FILE *f) {
             "  --key-every K          key only every K-th id (default 1: all keyed;\n"
             "                         0: all keys null)\n"
             "  --headers              add header h=<id>\n"
+            "  --ts-header NAME       add header NAME=<event time ms>\n"
+            "  --format F             json (default), avro (plain binary) or confluent\n"
+            "                         (wire format with --schema-id)\n"
+            "  --schema-id N          the registry id in the confluent framing (default 1)\n"
+            "  --print-schema         print the Avro schema and exit\n"
             "  --pad-bytes N          length of \"pad\" (default 16, at most 1048576)\n"
             "  --seed N               seed of the jitter (default 1)\n"
             "  --timeout-ms MS        wait this long for the last deliveries (default 60000)\n"
@@ -445,7 +601,8 @@ static int num(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *
 static int parse_args(prod_t *g, int argc, char **argv) {
         enum {
                 O_BOOT = 256, O_TOPIC, O_COUNT, O_HINT, O_RR, O_RATE, O_SID, O_TS0, O_STEP,
-                O_DIS, O_BAD, O_KEY, O_HDR, O_PAD, O_SEED, O_TMO, O_QUIET
+                O_DIS, O_BAD, O_KEY, O_HDR, O_PAD, O_SEED, O_TMO, O_QUIET, O_FMT, O_SID2,
+                O_TSH, O_PRINT
         };
         static const struct option opts[] = {
             {"bootstrap", required_argument, NULL, O_BOOT},
@@ -465,6 +622,10 @@ static int parse_args(prod_t *g, int argc, char **argv) {
             {"seed", required_argument, NULL, O_SEED},
             {"timeout-ms", required_argument, NULL, O_TMO},
             {"quiet", no_argument, NULL, O_QUIET},
+            {"format", required_argument, NULL, O_FMT},
+            {"schema-id", required_argument, NULL, O_SID2},
+            {"ts-header", required_argument, NULL, O_TSH},
+            {"print-schema", no_argument, NULL, O_PRINT},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -477,6 +638,7 @@ static int parse_args(prod_t *g, int argc, char **argv) {
         g->pad = 16;
         g->seed = 1;
         g->timeout_ms = 60000;
+        g->schema_id = 1;
         opterr = 0;
         while ((o = getopt_long(argc, argv, ":hX:", opts, NULL)) != -1) {
                 int bad = 0;
@@ -555,6 +717,29 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 case O_QUIET:
                         g->quiet = true;
                         break;
+                case O_FMT:
+                        if (!strcmp(optarg, "json"))
+                                g->format = F_JSON;
+                        else if (!strcmp(optarg, "avro"))
+                                g->format = F_AVRO;
+                        else if (!strcmp(optarg, "confluent"))
+                                g->format = F_CONFLUENT;
+                        else {
+                                fprintf(stderr, "gp-produce: --format %s: expected json, avro or "
+                                                "confluent\n",
+                                        optarg);
+                                return -1;
+                        }
+                        break;
+                case O_SID2:
+                        bad = num("--schema-id", optarg, 0, UINT32_MAX - 1000000, &g->schema_id);
+                        break;
+                case O_TSH:
+                        g->ts_header = optarg;
+                        break;
+                case O_PRINT:
+                        puts(SCHEMA);
+                        return 1;
                 case 'X': {
                         char *eq = strchr(optarg, '=');
                         if (!eq || eq == optarg) {
@@ -615,6 +800,8 @@ int main(int argc, char **argv) {
                 return rc > 0 ? EXIT_OK : EXIT_USAGE;
         }
         rc = EXIT_USAGE;
+        if (g.format != F_JSON)
+                enc_init(&g);
         g.rk = kafka_new(&g);
         if (g.rk && !ensure_topic(&g)) {
                 if (!g.quiet)
@@ -626,6 +813,7 @@ int main(int argc, char **argv) {
         }
         if (g.rk)
                 rd_kafka_destroy(g.rk);
+        enc_fini(&g);
         free(g.xconf);
         return rc;
 }

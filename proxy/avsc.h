@@ -1,0 +1,29 @@
+/* proxy/avsc.h: an Avro schema (its JSON, .avsc) compiled for one
+ * event-time path into gate/avro.h's table.
+ *
+ * Named types (record, error, enum, fixed) with namespaces, references by
+ * short or full name, recursion through unions, and the logical types
+ * timestamp-millis, -micros and -nanos on long are understood. Defaults,
+ * aliases, docs and orders are not needed to read the binary and are
+ * ignored. A schema that refers to a name it does not define (a registry
+ * schema reference) is refused. */
+#ifndef GP_PROXY_AVSC_H
+#define GP_PROXY_AVSC_H
+
+#include <stddef.h>
+
+#include "gate/avro.h"
+#include "gate/extract.h"
+
+typedef enum {
+        GP_AVSC_OK = 0,
+        GP_AVSC_BAD = -1,     /* not a valid schema */
+        GP_AVSC_NO_PATH = -2, /* valid, but the path leads nowhere readable */
+} gp_avsc_rc_t;
+
+/* Compiles json[0..len) for x's avro path into *out (freed with
+ * gp_avro_free, also on error). The reason in err on failure. */
+gp_avsc_rc_t gp_avsc_compile(const char *json, size_t len, const gp_extract_t *x,
+                             gp_avro_t *out, char *err, size_t errlen);
+
+#endif

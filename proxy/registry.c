@@ -1,0 +1,348 @@
+/* proxy/registry.c: the schema registry client and its cache (libcurl,
+ * cJSON). Only the Kafka loop's thread calls it. */
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proxy/avsc.h"
+#include "proxy/log.h"
+#include "proxy/registry.h"
+
+#define BODY_MAX (4 << 20)   /* a schema larger than 4 MiB is refused */
+#define UNKNOWN_TTL_MS 60000 /* a 404 is asked again after a minute */
+
+typedef enum { E_FREE = 0, E_OK, E_REFUSED, E_UNAVAILABLE } estate_t;
+
+typedef struct entry {
+        uint32_t id;
+        estate_t state;
+        int32_t next;    /* the bucket chain, -1: end */
+        int64_t expires; /* mono ms; 0: never */
+        uint64_t used;   /* tick of the last lookup */
+        const char *code;
+        char why[320];
+        gp_avro_t av;
+} entry_t;
+
+struct gp_registry {
+        const gp_conf_t *conf;
+        const gp_extract_t *x;
+        CURL *h;
+        struct curl_slist *hdrs;
+        entry_t *e;
+        uint32_t cap, n;
+        int32_t *bucket;
+        uint32_t nb; /* a power of two */
+        int32_t last; /* the entry of the last hit */
+        uint64_t tick;
+        gp_registry_stats_t st;
+};
+
+typedef struct body {
+        char *p;
+        size_t n;
+        int over;
+} body_t;
+
+static size_t on_write(char *data, size_t size, size_t n, void *arg) {
+        body_t *b = arg;
+        size_t len = size * n;
+        if (b->n + len > BODY_MAX) {
+                b->over = 1;
+                return 0;
+        }
+        char *p = realloc(b->p, b->n + len + 1);
+        if (!p)
+                return 0;
+        memcpy(p + b->n, data, len);
+        b->p = p;
+        b->n += len;
+        p[b->n] = '\0';
+        return len;
+}
+
+gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, char *err,
+                               size_t errlen) {
+        gp_registry_t *r = calloc(1, sizeof(*r));
+        CURLcode c = CURLE_OK;
+        if (!r)
+                abort();
+        r->conf = conf;
+        r->x = x;
+        r->cap = (uint32_t)conf->registry_cache_max;
+        for (r->nb = 2; r->nb < 2 * r->cap; r->nb *= 2)
+                ;
+        r->e = calloc(r->cap, sizeof(*r->e));
+        r->bucket = malloc(r->nb * sizeof(*r->bucket));
+        if (!r->e || !r->bucket)
+                abort();
+        for (uint32_t i = 0; i < r->nb; i++)
+                r->bucket[i] = -1;
+        r->last = -1;
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        if (!(r->h = curl_easy_init())) {
+                snprintf(err, errlen, "schema.registry.url: libcurl could not start");
+                gp_registry_destroy(r);
+                return NULL;
+        }
+        r->hdrs = curl_slist_append(NULL, "Accept: application/vnd.schemaregistry.v1+json, "
+                                          "application/json");
+#define SET(o, v)                                                                          \
+        do {                                                                               \
+                if (!c)                                                                    \
+                        c = curl_easy_setopt(r->h, o, v);                                  \
+        } while (0)
+        SET(CURLOPT_NOSIGNAL, 1L);
+        SET(CURLOPT_PROTOCOLS_STR, "http,https");
+        SET(CURLOPT_FOLLOWLOCATION, 0L);
+        SET(CURLOPT_USERAGENT, "gate-proxy");
+        SET(CURLOPT_HTTPHEADER, r->hdrs);
+        SET(CURLOPT_CONNECTTIMEOUT_MS, (long)conf->registry_timeout_ms);
+        SET(CURLOPT_TIMEOUT_MS, (long)conf->registry_timeout_ms);
+        SET(CURLOPT_TCP_KEEPALIVE, 1L);
+        SET(CURLOPT_WRITEFUNCTION, on_write);
+        SET(CURLOPT_SSL_VERIFYPEER, 1L);
+        SET(CURLOPT_SSL_VERIFYHOST, 2L);
+        if (conf->registry_ca)
+                SET(CURLOPT_CAINFO, conf->registry_ca);
+        if (conf->registry_cert) {
+                SET(CURLOPT_SSLCERT, conf->registry_cert);
+                SET(CURLOPT_SSLCERTTYPE, "PEM");
+                SET(CURLOPT_SSLKEY, conf->registry_key);
+                SET(CURLOPT_SSLKEYTYPE, "PEM");
+        }
+        if (conf->registry_userinfo) {
+                SET(CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+                SET(CURLOPT_USERPWD, conf->registry_userinfo);
+        }
+#undef SET
+        if (c) {
+                snprintf(err, errlen, "schema.registry: libcurl refused an option: %s",
+                         curl_easy_strerror(c));
+                gp_registry_destroy(r);
+                return NULL;
+        }
+        return r;
+}
+
+void gp_registry_destroy(gp_registry_t *r) {
+        if (!r)
+                return;
+        for (uint32_t i = 0; i < r->cap && r->e; i++)
+                gp_avro_free(&r->e[i].av);
+        free(r->e);
+        free(r->bucket);
+        if (r->h)
+                curl_easy_cleanup(r->h);
+        curl_slist_free_all(r->hdrs);
+        free(r);
+}
+
+static uint32_t hash(const gp_registry_t *r, uint32_t id) {
+        return (id * 2654435761u) & (r->nb - 1);
+}
+
+static int32_t find(const gp_registry_t *r, uint32_t id) {
+        if (r->last >= 0 && r->e[r->last].id == id && r->e[r->last].state != E_FREE)
+                return r->last;
+        for (int32_t i = r->bucket[hash(r, id)]; i >= 0; i = r->e[i].next)
+                if (r->e[i].id == id)
+                        return i;
+        return -1;
+}
+
+static void unlink_entry(gp_registry_t *r, int32_t i) {
+        int32_t *pp = &r->bucket[hash(r, r->e[i].id)];
+        while (*pp != i)
+                pp = &r->e[*pp].next;
+        *pp = r->e[i].next;
+        gp_avro_free(&r->e[i].av);
+        memset(&r->e[i], 0, sizeof(r->e[i]));
+        if (r->last == i)
+                r->last = -1;
+}
+
+/* A slot for id: its own, a free one, or the least recently used. */
+static entry_t *slot(gp_registry_t *r, uint32_t id) {
+        int32_t i = find(r, id);
+        if (i >= 0) {
+                unlink_entry(r, i);
+        } else if (r->n < r->cap) {
+                i = (int32_t)r->n++;
+        } else {
+                /* A free slot (used 0) first, else the least recently used. */
+                i = 0;
+                for (uint32_t j = 1; j < r->cap; j++)
+                        if (r->e[j].used < r->e[i].used)
+                                i = (int32_t)j;
+                if (r->e[i].state != E_FREE || r->e[i].used) {
+                        unlink_entry(r, i);
+                        r->st.evicted++;
+                }
+        }
+        entry_t *e = &r->e[i];
+        e->id = id;
+        e->next = r->bucket[hash(r, id)];
+        e->used = ++r->tick;
+        r->bucket[hash(r, id)] = i;
+        return e;
+}
+
+int gp_registry_lookup(gp_registry_t *r, uint32_t id, int64_t mono, gp_schema_ref_t *out) {
+        int32_t i = find(r, id);
+        if (i < 0)
+                return 0;
+        entry_t *e = &r->e[i];
+        if (e->expires && mono >= e->expires)
+                return 0;
+        r->last = i;
+        e->used = ++r->tick;
+        out->avro = e->state == E_OK ? &e->av : NULL;
+        out->code = e->code;
+        out->why = e->why;
+        return 1;
+}
+
+typedef enum { F_OK, F_REFUSED, F_RETRY } fres_t;
+
+/* One request. F_RETRY: worth asking again; the reason in why. */
+static fres_t request(gp_registry_t *r, uint32_t id, entry_t *e, char *why, size_t whylen) {
+        char url[2048];
+        body_t b = {0};
+        long status = 0;
+        const char *base = r->conf->registry_url;
+        size_t bl = strlen(base);
+        fres_t res = F_RETRY;
+
+        snprintf(url, sizeof url, "%.*s/schemas/ids/%" PRIu32,
+                 (int)(bl && base[bl - 1] == '/' ? bl - 1 : bl), base, id);
+        curl_easy_setopt(r->h, CURLOPT_URL, url);
+        curl_easy_setopt(r->h, CURLOPT_WRITEDATA, &b);
+        r->st.requests++;
+        CURLcode c = curl_easy_perform(r->h);
+        if (c != CURLE_OK && !(c == CURLE_WRITE_ERROR && b.over)) {
+                snprintf(why, whylen, "GET %s: %s", url, curl_easy_strerror(c));
+                goto out;
+        }
+        curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &status);
+        if (status == 404) {
+                e->code = "unknown-schema";
+                snprintf(e->why, sizeof e->why,
+                         "schema id %" PRIu32 " is not in the registry (404)", id);
+                e->state = E_REFUSED;
+                e->expires = gp_mono_ms() + UNKNOWN_TTL_MS;
+                res = F_REFUSED;
+                goto out;
+        }
+        if (status != 200) {
+                /* 5xx and 429 pass; 401 and 403 are a configuration to fix,
+                 * retried all the same so records wait for the fix. */
+                cJSON *j = b.p ? cJSON_Parse(b.p) : NULL;
+                const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
+                snprintf(why, whylen, "GET %s: HTTP %ld%s%.200s", url, status,
+                         cJSON_IsString(m) ? ": " : "", cJSON_IsString(m) ? m->valuestring : "");
+                cJSON_Delete(j);
+                goto out;
+        }
+        e->state = E_REFUSED;
+        e->expires = 0;
+        e->code = "bad-schema";
+        res = F_REFUSED;
+        cJSON *j = b.over ? NULL : cJSON_ParseWithLength(b.p ? b.p : "", b.n);
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "schema");
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "schemaType");
+        char cerr[256];
+        if (b.over)
+                snprintf(e->why, sizeof e->why, "schema id %" PRIu32 " is larger than %d bytes",
+                         id, BODY_MAX);
+        else if (!cJSON_IsString(s))
+                snprintf(e->why, sizeof e->why,
+                         "schema id %" PRIu32 ": the registry's answer has no \"schema\"", id);
+        else if (cJSON_IsString(t) && strcmp(t->valuestring, "AVRO") != 0)
+                snprintf(e->why, sizeof e->why, "schema id %" PRIu32 " is %.40s, not Avro",
+                         id, t->valuestring);
+        else {
+                gp_avsc_rc_t rc = gp_avsc_compile(s->valuestring, strlen(s->valuestring),
+                                                  r->x, &e->av, cerr, sizeof cerr);
+                if (rc == GP_AVSC_OK) {
+                        e->state = E_OK;
+                        e->code = NULL;
+                        snprintf(e->why, sizeof e->why, "schema id %" PRIu32, id);
+                        res = F_OK;
+                } else {
+                        e->code = rc == GP_AVSC_NO_PATH ? "field-missing" : "bad-schema";
+                        snprintf(e->why, sizeof e->why, "schema id %" PRIu32 ": %s", id, cerr);
+                }
+        }
+        cJSON_Delete(j);
+out:
+        free(b.p);
+        return res;
+}
+
+static void pause_ms(int64_t ms) {
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+        nanosleep(&ts, NULL);
+}
+
+int gp_registry_fetch(gp_registry_t *r, uint32_t id, const volatile sig_atomic_t *stop) {
+        char why[512] = "";
+        int64_t start = gp_mono_ms(), wait = 250;
+        int64_t end = start + r->conf->registry_retry_ms;
+        entry_t *e = slot(r, id);
+        for (int attempt = 1;; attempt++) {
+                fres_t f = request(r, id, e, why, sizeof why);
+                if (f != F_RETRY) {
+                        r->st.cached++;
+                        r->last = -1;
+                        if (f == F_OK && attempt > 1)
+                                gp_info("schema registry: schema id %" PRIu32
+                                        " fetched after %d attempts in %" PRId64 " ms",
+                                        id, attempt, gp_mono_ms() - start);
+                        else if (f == F_REFUSED)
+                                gp_warn("schema registry: %s: %s; its records go to the "
+                                        "dead-letter topic",
+                                        e->code, e->why);
+                        return 0;
+                }
+                r->st.failures++;
+                int64_t now = gp_mono_ms();
+                if (attempt == 1 && now < end)
+                        gp_warn("schema registry: %s; retrying for up to %" PRId64
+                                " ms (schema.registry.retry.ms), records wait",
+                                why, r->conf->registry_retry_ms);
+                if (now >= end) {
+                        e->state = E_UNAVAILABLE;
+                        e->code = "registry-unavailable";
+                        snprintf(e->why, sizeof e->why, "schema id %" PRIu32 ": %.280s", id,
+                                 why);
+                        e->expires = now + (r->conf->registry_retry_ms > 1000
+                                                    ? r->conf->registry_retry_ms
+                                                    : 1000);
+                        gp_warn("schema registry: gave up on schema id %" PRIu32
+                                " after %d attempts in %" PRId64 " ms: %s",
+                                id, attempt, now - start, why);
+                        return -1;
+                }
+                for (int64_t slept = 0; slept < wait && now + slept < end; slept += 50) {
+                        if (*stop)
+                                goto stopped;
+                        pause_ms(50);
+                }
+                if (*stop)
+                        goto stopped;
+                wait = wait * 2 > 5000 ? 5000 : wait * 2;
+        }
+stopped:
+        /* Nothing learnt: forget the slot, so the next start asks again. */
+        unlink_entry(r, (int32_t)(e - r->e));
+        return -2;
+}
+
+void gp_registry_stats(const gp_registry_t *r, gp_registry_stats_t *out) {
+        *out = r->st;
+}
