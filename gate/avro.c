@@ -68,6 +68,12 @@ typedef struct rd {
 
 static int rd_long(rd_t *r, int64_t *v) {
         uint64_t u = 0;
+        /* One byte: small counts, lengths, indexes (the common case). */
+        if (r->p < r->end && *r->p < 0x80) {
+                u = *r->p++;
+                *v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+                return 0;
+        }
         for (int shift = 0; shift < 64; shift += 7) {
                 if (r->p == r->end)
                         return -1;
@@ -101,6 +107,8 @@ static int rd_branch(const gp_avro_t *av, const gp_av_node_t *u, rd_t *r, uint32
 }
 
 static gp_avro_rc_t skip(const gp_avro_t *av, uint32_t node, rd_t *r, int depth);
+static gp_avro_rc_t skip_fields(const gp_avro_t *av, const gp_av_node_t *n, uint32_t count,
+                                rd_t *r, int depth);
 
 /* Array and map blocks. */
 static gp_avro_rc_t skip_blocks(const gp_avro_t *av, uint32_t items, rd_t *r, int depth,
@@ -165,14 +173,44 @@ static gp_avro_rc_t skip(const gp_avro_t *av, uint32_t node, rd_t *r, int depth)
                 return skip(av, b, r, depth + 1);
         }
         case GP_AV_RECORD:
-                for (uint32_t i = 0; i < n->n; i++) {
-                        gp_avro_rc_t rc = skip(av, av->kids[n->kids + i], r, depth + 1);
+                return skip_fields(av, n, n->n, r, depth);
+        }
+        return GP_AVRO_ERR_DATA;
+}
+
+/* The first `count` fields of record n: primitives inline, the rest by
+ * skip(). */
+static gp_avro_rc_t skip_fields(const gp_avro_t *av, const gp_av_node_t *n, uint32_t count,
+                                rd_t *r, int depth) {
+        int64_t v;
+        for (uint32_t i = 0; i < count; i++) {
+                uint32_t k = av->kids[n->kids + i];
+                switch ((gp_av_type_t)av->nodes[k].type) {
+                case GP_AV_INT:
+                case GP_AV_LONG:
+                case GP_AV_ENUM:
+                        if (rd_long(r, &v))
+                                return GP_AVRO_ERR_DATA;
+                        break;
+                case GP_AV_BYTES:
+                case GP_AV_STRING:
+                        if (rd_long(r, &v) || rd_skip(r, v))
+                                return GP_AVRO_ERR_DATA;
+                        break;
+                case GP_AV_DOUBLE:
+                        if (rd_skip(r, 8))
+                                return GP_AVRO_ERR_DATA;
+                        break;
+                default: {
+                        gp_avro_rc_t rc = skip(av, k, r, depth + 1);
                         if (rc)
                                 return rc;
                 }
-                return GP_AVRO_OK;
+                }
         }
-        return GP_AVRO_ERR_DATA;
+        if ((r->budget -= count) < 0)
+                return GP_AVRO_ERR_LIMIT;
+        return GP_AVRO_OK;
 }
 
 gp_avro_rc_t gp_avro_find(const gp_avro_t *av, const void *buf, size_t len,
@@ -201,9 +239,8 @@ gp_avro_rc_t gp_avro_find(const gp_avro_t *av, const void *buf, size_t len,
                         return GP_AVRO_ERR_MISSING; /* an optional record, absent */
                 if (n->type != GP_AV_RECORD || n->step[k] < 0)
                         return GP_AVRO_ERR_MISSING;
-                for (int i = 0; i < n->step[k]; i++)
-                        if ((rc = skip(av, av->kids[n->kids + i], &r, 1)))
-                                return rc;
+                if ((rc = skip_fields(av, n, (uint32_t)n->step[k], &r, 1)))
+                        return rc;
                 node = av->kids[n->kids + n->step[k]];
         }
 

@@ -225,7 +225,7 @@ static fres_t request(gp_registry_t *r, uint32_t id, entry_t *e, char *why, size
         r->st.requests++;
         CURLcode c = curl_easy_perform(r->h);
         if (c != CURLE_OK && !(c == CURLE_WRITE_ERROR && b.over)) {
-                snprintf(why, whylen, "GET %s: %s", url, curl_easy_strerror(c));
+                snprintf(why, whylen, "GET %.400s: %s", url, curl_easy_strerror(c));
                 goto out;
         }
         curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &status);
@@ -243,7 +243,7 @@ static fres_t request(gp_registry_t *r, uint32_t id, entry_t *e, char *why, size
                  * retried all the same so records wait for the fix. */
                 cJSON *j = b.p ? cJSON_Parse(b.p) : NULL;
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
-                snprintf(why, whylen, "GET %s: HTTP %ld%s%.200s", url, status,
+                snprintf(why, whylen, "GET %.400s: HTTP %ld%s%.60s", url, status,
                          cJSON_IsString(m) ? ": " : "", cJSON_IsString(m) ? m->valuestring : "");
                 cJSON_Delete(j);
                 goto out;
