@@ -3,12 +3,15 @@
 #               cutover on an in-process Kafka, with a live tally
 #   make test   installs what is missing, starts a real Kafka broker (3.9 and
 #               4.x, one after the other), and runs every test
+#   make bench  (not part of make test; make test only builds it) gate-proxy
+#               against the librdkafka limit, a Kafka Streams peer and kcat
+#               on a real broker; figures in bench/results (bench/run.sh)
 #   make soak   (not part of make test) exactly-once under faults for
 #               SOAK_MINUTES (default 30): cutovers back and forth, proxy kills,
 #               broker restarts, on its own broker (tests/soak.sh says more)
 BUILD ?= build
 
-.PHONY: all build demo test build-test unit soak config-docs clean
+.PHONY: all build demo test build-test unit soak bench config-docs clean
 
 all: build
 
@@ -37,6 +40,14 @@ test: build-test
 # The soak: SOAK_MINUTES=5 make soak for a short one; KAFKA_VERSION=4 for 4.x.
 soak: build-test
 	tests/soak.sh $(BUILD)/test
+
+# The benchmark, on an optimised build with the test tools.
+bench:
+	@scripts/install-deps.sh bench
+	@cmake -S . -B $(BUILD)/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD)/bench
+	bench/run.sh $(BUILD)/bench
+	bench/cost.sh $(BUILD)/bench
 
 # Regenerates configs/CONFIGURATION.md and the example file from the table.
 config-docs: build

@@ -29,7 +29,8 @@ typedef struct ctx {
         size_t errlen;
 } ctx_t;
 
-static int64_t fail(ctx_t *c, const char *fmt, ...) {
+__attribute__((format(printf, 2, 3))) static int64_t fail(ctx_t *c, const char *fmt,
+                                                             ...) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(c->err, c->errlen, fmt, ap);

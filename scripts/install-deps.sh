@@ -3,22 +3,24 @@
 #   scripts/install-deps.sh build   libraries and tools to build and demo
 #   scripts/install-deps.sh test    also what the tests need (Criterion,
 #                                   clang for the fuzz targets, a JDK, Maven, kcat)
+#   scripts/install-deps.sh bench   the test set and valgrind (bench/cost.sh)
 # Idempotent: with everything present it only checks, and needs no network.
 set -euo pipefail
 
 what=${1:-build}
 pkgs=(build-essential cmake ninja-build pkg-config
       librdkafka-dev libcjson-dev libcurl4-openssl-dev libyaml-dev libavro-dev)
-if [ "$what" = test ]; then
+if [ "$what" = test ] || [ "$what" = bench ]; then
   pkgs+=(libcriterion-dev clang libclang-rt-14-dev kcat default-jdk-headless maven)
 fi
+[ "$what" = bench ] && pkgs+=(valgrind time)
 
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 # A JDK from elsewhere (for example a Temurin build) will do for the tests.
-if [ "$what" = test ] && command -v java >/dev/null && command -v mvn >/dev/null; then
+if [ "$what" != build ] && command -v java >/dev/null && command -v mvn >/dev/null; then
   kept=()
   for p in "${missing[@]}"; do
     case "$p" in default-jdk-headless|maven) ;; *) kept+=("$p") ;; esac

@@ -30,6 +30,8 @@ typedef struct admin {
         int64_t replication, timeout_ms;
         const char **xconf;
         size_t n_xconf;
+        const char *tconf[32]; /* --config key=value for create, split */
+        size_t n_tconf;
         rd_kafka_t *rk;
 } admin_t;
 
@@ -155,6 +157,13 @@ static int admin_call(admin_t *a, const char *topic, int n, bool grow) {
                         fprintf(stderr, "gp-admin: create %s: %s\n", topic, err);
                         goto out;
                 }
+                for (size_t i = 0; i < a->n_tconf; i++)
+                        if (rd_kafka_NewTopic_set_config(nt, a->tconf[2 * i], a->tconf[2 * i + 1])) {
+                                fprintf(stderr, "gp-admin: create %s: --config %s refused\n", topic,
+                                        a->tconf[2 * i]);
+                                rd_kafka_NewTopic_destroy(nt);
+                                goto out;
+                        }
                 rd_kafka_CreateTopics(a->rk, &nt, 1, o, q);
                 rd_kafka_NewTopic_destroy(nt);
         }
@@ -386,6 +395,8 @@ static void usage(FILE *f) {
               "  --replication N        replication factor for create (default -1: the\n"
               "                         broker's default.replication.factor)\n"
               "  --timeout-ms MS        how long to wait for the broker (default 30000)\n"
+              "  --config key=value     a topic config for create (repeatable), e.g.\n"
+              "                         message.timestamp.type=LogAppendTime\n"
               "  -X key=value           a librdkafka client property (repeatable)\n"
               "  --help                 this text\n"
               "\n"
@@ -413,11 +424,12 @@ static int num(const char *what, const char *s, int64_t lo, int64_t hi, int64_t 
 
 /* 0, 1 (help printed) or -1 (usage error printed). */
 static int parse_args(admin_t *a, int argc, char **argv) {
-        enum { O_BOOT = 256, O_REPL, O_TMO };
+        enum { O_BOOT = 256, O_REPL, O_TMO, O_CONF };
         static const struct option opts[] = {
             {"bootstrap", required_argument, NULL, O_BOOT},
             {"replication", required_argument, NULL, O_REPL},
             {"timeout-ms", required_argument, NULL, O_TMO},
+            {"config", required_argument, NULL, O_CONF},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -441,6 +453,20 @@ static int parse_args(admin_t *a, int argc, char **argv) {
                                 bad = -1;
                         }
                         break;
+                case O_CONF: {
+                        char *eq = strchr(optarg, '=');
+                        if (!eq || eq == optarg || a->n_tconf == 16) {
+                                fprintf(stderr, "gp-admin: --config %s: expected key=value (at "
+                                                "most 16)\n",
+                                        optarg);
+                                return -1;
+                        }
+                        *eq = '\0';
+                        a->tconf[2 * a->n_tconf] = optarg;
+                        a->tconf[2 * a->n_tconf + 1] = eq + 1;
+                        a->n_tconf++;
+                        break;
+                }
                 case O_TMO:
                         bad = num("--timeout-ms", optarg, 1, INT32_MAX - 5000, &a->timeout_ms);
                         break;

@@ -331,7 +331,8 @@ Test(conf, bad_lines) {
                  "1: gate.event-time: expected a header name after header:, e.g. "
                  "header:event-time"},
                 {"gate.event-time=ts",
-                 "1: gate.event-time: expected kafka-timestamp, json:PATH or header:NAME"},
+                 "1: gate.event-time: expected kafka-timestamp, json:PATH, header:NAME or "
+                 "avro:PATH"},
                 {"control.file=", "1: control.file: expected a file path"},
                 /* kafka.* */
                 {"kafka.=x", "1: kafka.: expected a librdkafka property after kafka., e.g. "
