@@ -34,6 +34,7 @@
 #include "proxy/registry.h"
 
 #define BATCH 1024
+#define GP_PREFETCH_KB "2048" /* consumer queued.max.messages.kbytes default */
 #define TIMEOUT_MS 30000
 
 typedef struct pslot {
@@ -98,6 +99,20 @@ struct gp_proxy {
 };
 
 /* ---- small helpers ---------------------------------------------------- */
+
+/* Did the configuration set librdkafka property key for role (kafka.KEY
+ * or kafka.ROLE.KEY)? */
+static bool user_set(const gp_conf_t *conf, const char *role, const char *key) {
+        size_t rl = strlen(role);
+        for (int i = 0; i < conf->n_kafka; i++) {
+                const char *k = conf->kafka[i].key;
+                if (!strncmp(k, role, rl) && k[rl] == '.')
+                        k += rl + 1;
+                if (!strcmp(k, key))
+                        return true;
+        }
+        return false;
+}
 
 static void set_kafka_conf(rd_kafka_conf_t *kc, const char *k, const char *v, char *err,
                            size_t errlen, int *bad) {
@@ -1256,10 +1271,8 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                 set_kafka_conf(kc, "transactional.id", conf->transactional_id, err, errlen, &bad);
         /* Room for the largest record routed (gate.record.max.bytes), unless
          * kafka.message.max.bytes says otherwise. */
-        bool mmb = false;
-        for (int i = 0; i < conf->n_kafka; i++)
-                mmb |= !strcmp(conf->kafka[i].key, "message.max.bytes");
-        if (!mmb && conf->record_max_bytes + 65536 > 1000000) {
+        if (!user_set(conf, "producer", "message.max.bytes") &&
+            conf->record_max_bytes + 65536 > 1000000) {
                 char v[32];
                 int64_t want = conf->record_max_bytes + 65536;
                 snprintf(v, sizeof v, "%" PRId64, want > 1000000000 ? 1000000000 : want);
@@ -1291,6 +1304,12 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
         set_kafka_conf(kc, "auto.offset.reset",
                        conf->source_start == GP_START_LATEST ? "latest" : "earliest", err,
                        errlen, &bad);
+        /* A bounded prefetch. librdkafka's default keeps up to 64 MB per
+         * partition queued; a transaction takes at most gate.commit.records,
+         * and a few MB per partition keep the pipe full (make bench). */
+        if (!user_set(conf, "consumer", "queued.max.messages.kbytes"))
+                set_kafka_conf(kc, "queued.max.messages.kbytes", GP_PREFETCH_KB, err, errlen,
+                               &bad);
         rd_kafka_conf_set_log_cb(kc, log_cb);
         if (bad || !(p->cons = rd_kafka_new(RD_KAFKA_CONSUMER, kc, err, errlen))) {
                 if (bad)

@@ -1381,7 +1381,7 @@ static int oracle(avro_value_t *root, const gp_extract_t *x, avro_value_t *out, 
 
 static void check_one(const gp_avro_t *av, const gp_extract_t *x, avro_value_t *root,
                       const bytes_t *e, int prefixes, int rec) {
-        avro_value_t want;
+        avro_value_t want = {0};
         size_t end = 0;
         int missing = oracle(root, x, &want, &end);
         gp_avro_val_t got;
