@@ -167,7 +167,7 @@ int main(int argc, char **argv) {
                                 break;
                         size_t want = (size_t)(max_records - count);
                         ssize_t got = rd_kafka_consume_batch_queue(
-                                q, (int)(left < 100 ? left : 100), msgs,
+                                q, (int)(left < 5 ? left : 5), msgs,
                                 want < BATCH ? want : BATCH);
                         for (ssize_t i = 0; i < got; i++) {
                                 rd_kafka_message_t *m = msgs[i];

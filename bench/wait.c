@@ -11,7 +11,12 @@
  * Prints, on one line:
  *   records=N seconds=S rate=R cpu_s=C cpu_s_per_m=CM rss_mb=M
  * N the records committed within the span. A progress line on stderr
- * every second. Exit 1 when PID dies first or the timeout passes. */
+ * every second. Exit 1 when PID dies first or the timeout passes.
+ *
+ *   gp-benchwait --bootstrap B --topic S --end
+ *
+ * prints the sum of S's end offsets (its record count when nothing was
+ * deleted) and exits. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -66,11 +71,12 @@ static double rss_mb(long pid) {
 int main(int argc, char **argv) {
         const char *boot = NULL, *group = NULL, *topic = NULL;
         long pid = 0, timeout = 600;
-        int o;
+        int o, end_only = 0;
         static const struct option opts[] = {
                 {"bootstrap", required_argument, NULL, 'b'}, {"group", required_argument, NULL, 'g'},
                 {"topic", required_argument, NULL, 't'},     {"pid", required_argument, NULL, 'p'},
-                {"timeout-s", required_argument, NULL, 'T'}, {NULL, 0, NULL, 0},
+                {"timeout-s", required_argument, NULL, 'T'}, {"end", no_argument, NULL, 'e'},
+                {NULL, 0, NULL, 0},
         };
         while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
                 switch (o) {
@@ -79,6 +85,7 @@ int main(int argc, char **argv) {
                 case 't': topic = optarg; break;
                 case 'p': pid = strtol(optarg, NULL, 10); break;
                 case 'T': timeout = strtol(optarg, NULL, 10); break;
+                case 'e': end_only = 1; group = "gp-benchwait"; pid = 1; break;
                 default: return 2;
                 }
         }
@@ -119,6 +126,11 @@ int main(int argc, char **argv) {
                         return 2;
                 }
                 end += hi;
+        }
+        if (end_only) {
+                printf("%" PRId64 "\n", end);
+                rd_kafka_destroy(rk);
+                return 0;
         }
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(np);
         for (int i = 0; i < np; i++)

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         }
         if (gp_conf_finalize(&conf, err, sizeof err) == 0) {
-                check(conf.pipeline && conf.control_file && conf.n_topics >= 1 &&
+                check(conf.pipeline && (conf.control_file || conf.k8s_configmap) && conf.n_topics >= 1 &&
                       conf.n_topics <= GP_CONF_MAX_TOPICS);
                 check(strstr(conf.transactional_id, "{pipeline}") == NULL);
                 check(strstr(conf.dlq_topic, "{pipeline}") == NULL);

@@ -9,7 +9,9 @@
 #         (gate.avro.schema)         .avsc, values written by avro-c
 # gp-produce sets the Kafka timestamp, "ts", the ets header and meta.ts to
 # the same event time, so gp-check (reading the Kafka timestamp, an
-# independent reader) judges each pipeline's split by its own T.
+# independent reader) judges each pipeline's split by its own T. Ten JSON
+# records without the header, added after the cutover, go to green in kt
+# and json, and to hdr's dead-letter topic as header-missing.
 source "$(dirname "$0")/lib.sh"
 
 S=gp-ext-$RUN_ID
@@ -72,8 +74,12 @@ for p in kt json hdr avro; do
   "$GP_BIN" cutover --control "$WORK/cm-$p.json" --to green --delay-ms 300 >/dev/null
 done
 wait "$P1" "$P2"
+# 10 JSON records without the ets header: header-missing for hdr alone.
+for i in $(seq 0 9); do echo "{\"id\":$((20000 + i)),\"ts\":$((BASE + 20000 + i))}"; done \
+  | kcat -P -b "$GP_BOOTSTRAP" -t "$S"
 wait_for "CLEAR_TO_TEARDOWN in every pipeline" 90 stage_all CLEAR_TO_TEARDOWN
 wait_for "20000 records routed by each pipeline" 60 all_routed 20000
+for p in kt json hdr; do wait_for "20010 records routed by $p" 60 routed_p $p 20010; done
 for p in kt json hdr avro; do
   kill -TERM "${PID[$p]}"
   wait "${PID[$p]}" || fail "$p: the proxy exited $? after SIGTERM"
@@ -82,13 +88,21 @@ done
 for p in kt json hdr avro; do
   T=$(ckey $p watermark-toggle-value)
   g=$(ckey $p gate-proxy.count.green) d=$(ckey $p gate-proxy.count.dlq)
-  [ "$d" = 0 ] || fail "$p: $d records went to the dead-letter topic"
+  want_d=0 n=20010
+  [ $p = hdr ] && want_d=10
+  [ $p = avro ] && n=20000
+  [ "$d" = $want_d ] || fail "$p: $d records went to the dead-letter topic, expected $want_d"
   [ "$g" -gt 0 ] || fail "$p: nothing went to green"
   src=${SRC[$p]}
   out=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$src" --blue "$src.$p.blue" \
         --green "$src.$p.green" --dlq "$src.$p.dlq" --cutoff "$T" --old blue \
         --event-time kafka-timestamp) || fail "$p (${ET[$p]}): checker: $out"
-  [[ "$out" == checked=20000\ * ]] || fail "$p: checker: $out"
+  [[ "$out" == checked=$n\ * ]] || fail "$p: checker: $out"
+  if [ $p = hdr ]; then
+    kcat -C -b "$GP_BOOTSTRAP" -t "$src.$p.dlq" -e -q -X isolation.level=read_committed \
+      -f '%h\n' | grep -c "gate-proxy.error=header-missing: " | grep -qx 10 \
+      || fail "hdr: expected 10 header-missing reasons"
+  fi
   say "$p (${ET[$p]}): T=$T green=$g; checker: $out"
 done
 say "PASS"
