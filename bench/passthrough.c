@@ -1,7 +1,7 @@
 /* bench/passthrough.c: gp-passthrough, the limit gate-proxy is measured
  * against: librdkafka's exactly-once consume -> produce -> commit loop with
  * gate-proxy's settings (assigned partitions, read_committed, batches of
- * 1024, 2 MB of prefetch per partition, a transaction every
+ * 1024, librdkafka's default prefetch, a transaction every
  * --commit-interval-ms or --commit-records) and
  * no gate: no event time, no routing, no checkpoint. Record p/offset of
  * SOURCE goes to partition p of DEST, key, value, headers and timestamp
@@ -114,7 +114,6 @@ int main(int argc, char **argv) {
         set(cc, "enable.auto.offset.store", "false");
         set(cc, "isolation.level", "read_committed");
         set(cc, "auto.offset.reset", "earliest");
-        set(cc, "queued.max.messages.kbytes", "2048"); /* as gate-proxy */
         rd_kafka_t *prod = rd_kafka_new(RD_KAFKA_PRODUCER, pc, err, sizeof err);
         if (!prod)
                 die("producer", err);
