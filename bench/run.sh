@@ -307,7 +307,7 @@ if [ "$SCALING" = 1 ]; then
     name="m$RUN-$n"
     say "memory: $n records"
     res=$(run_proxy "$name" "$src" exactly-once 1)
-    record memory "proxy_eos records=$n" "$res"
+    record memory "proxy_eos dataset=$n" "$res"
   done
 fi
 

@@ -103,7 +103,7 @@ def main():
                 print(f"| {LABELS[c]} | {kv.get('n')} | {kv.get('p50_ms')} | {kv.get('p99_ms')} | {kv.get('max_ms')} |")
     for table, title, key in (("partitions", "Throughput by partitions (100-byte records)", "partitions"),
                               ("sizes", "Throughput by record size", "size"),
-                              ("memory", "Memory by record count (gate-proxy, exactly-once)", "records")):
+                              ("memory", "Memory by record count (gate-proxy, exactly-once)", "dataset")):
         sel = [(c, kv) for t, c, kv in rows if t == table]
         if not sel:
             continue

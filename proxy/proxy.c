@@ -34,7 +34,6 @@
 #include "proxy/registry.h"
 
 #define BATCH 1024
-#define GP_PREFETCH_KB "2048" /* consumer queued.max.messages.kbytes default */
 /* Longest wait for a batch to fill: a record that arrives alone is produced
  * within this, not at the end of the transaction window (make bench's
  * latency runs). A full batch returns at once. */
@@ -1313,12 +1312,6 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
         set_kafka_conf(kc, "auto.offset.reset",
                        conf->source_start == GP_START_LATEST ? "latest" : "earliest", err,
                        errlen, &bad);
-        /* A bounded prefetch. librdkafka's default keeps up to 64 MB per
-         * partition queued; a transaction takes at most gate.commit.records,
-         * and a few MB per partition keep the pipe full (make bench). */
-        if (!user_set(conf, "consumer", "queued.max.messages.kbytes"))
-                set_kafka_conf(kc, "queued.max.messages.kbytes", GP_PREFETCH_KB, err, errlen,
-                               &bad);
         rd_kafka_conf_set_log_cb(kc, log_cb);
         if (bad || !(p->cons = rd_kafka_new(RD_KAFKA_CONSUMER, kc, err, errlen))) {
                 if (bad)
