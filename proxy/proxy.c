@@ -710,14 +710,20 @@ static int handle(gp_proxy_t *p, tslot_t *t, rd_kafka_message_t *m, int64_t now,
 static bool schemas_missing(gp_proxy_t *p, rd_kafka_message_t **msgs, ssize_t n,
                             int64_t mono) {
         gp_schema_ref_t ref;
-        uint32_t id;
+        uint32_t id, last = 0;
+        bool have_last = false;
         const uint8_t *body;
         size_t len;
-        for (ssize_t i = 0; i < n; i++)
-                if (!msgs[i]->err &&
-                    !gp_avro_frame(msgs[i]->payload, msgs[i]->len, &id, &body, &len) &&
-                    !gp_registry_lookup(p->reg, id, mono, &ref))
+        for (ssize_t i = 0; i < n; i++) {
+                if (msgs[i]->err ||
+                    gp_avro_frame(msgs[i]->payload, msgs[i]->len, &id, &body, &len) ||
+                    (have_last && id == last))
+                        continue; /* a run of one id is looked up once */
+                if (!gp_registry_lookup(p->reg, id, mono, &ref))
                         return true;
+                last = id;
+                have_last = true;
+        }
         return false;
 }
 

@@ -23,24 +23,19 @@
 : "${GP_BOOTSTRAP:=unused-by-k8s_deploy}"
 export GP_BOOTSTRAP
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/k8s_lib.sh"
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 MANIFESTS=$REPO/deploy/kubernetes
-K8S=$REPO/tests/k8s/apiserver.sh
 NS=gp-deploy-$RUN_ID
 CM=orders-configmap
 SA=gate-proxy
-K8S_STARTED=0
 
 deploy_cleanup() {
   local rc=$?
   # bearer tokens: never kept, even for a post-mortem
   rm -f "$WORK/sa.token" "$WORK/auth.header" "$WORK/sa.kubeconfig"
-  if [ "$K8S_STARTED" = 1 ]; then
-    "$K8S" stop >/dev/null 2>&1 || true
-  elif "$K8S" status >/dev/null 2>&1; then
-    "$K8S" kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
-  fi
+  k8s_fixture_down
   (exit $rc)
   finish_test
 }
@@ -49,17 +44,7 @@ trap deploy_cleanup EXIT
 [ -d "$MANIFESTS" ] || fail "no $MANIFESTS"
 
 # ---- the API server ------------------------------------------------------
-if ! "$K8S" status >/dev/null 2>&1; then
-  say "starting the Kubernetes API server fixture"
-  K8S_STARTED=1
-  "$K8S" start >"$WORK/apiserver-start.log" 2>&1 || {
-    cat "$WORK/apiserver-start.log" >&2
-    fail "the Kubernetes API server fixture did not start (tests/k8s/apiserver.sh start," \
-         "which needs a Go toolchain for its first build, see above): this test needs it"
-  }
-fi
-"$K8S" status >/dev/null 2>&1 || fail "the Kubernetes API server fixture is not running"
-kc() { "$K8S" kubectl "$@"; }
+k8s_fixture_up
 URL=$("$K8S" url)
 CA=$("$K8S" ca)
 say "API server $URL; namespace $NS"

@@ -23,11 +23,10 @@
 # started here); when it cannot start, the test fails and says why.
 # GP_K8S_PORT / GP_K8S_DIR choose its port and run dir (see apiserver.sh).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/k8s_lib.sh"
 
-K8S=$(cd "$(dirname "$0")/../k8s" && pwd)/apiserver.sh
 NS=gp-it-$RUN_ID
 CM=orders-bluegreen-configmap
-K8S_STARTED=0
 
 k8s_cleanup() {
   local rc=$?
@@ -39,29 +38,14 @@ k8s_cleanup() {
     "$K8S" kubectl -n "$NS" get configmap "$CM" -o yaml >&2 2>/dev/null || true
   fi
   rm -f "$WORK/token" "$WORK/token.next" # bearer tokens: not kept, even for a post-mortem
-  if [ "$K8S_STARTED" = 1 ]; then
-    "$K8S" stop >/dev/null 2>&1 || true
-  elif "$K8S" status >/dev/null 2>&1; then
-    "$K8S" kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
-  fi
+  k8s_fixture_down
   (exit $rc)
   finish_test
 }
 trap k8s_cleanup EXIT
 
 # ---- the API server ------------------------------------------------------
-if ! "$K8S" status >/dev/null 2>&1; then
-  say "starting the Kubernetes API server fixture"
-  K8S_STARTED=1
-  "$K8S" start >"$WORK/apiserver-start.log" 2>&1 || {
-    cat "$WORK/apiserver-start.log" >&2
-    fail "the Kubernetes API server fixture did not start (tests/k8s/apiserver.sh start," \
-         "which needs a Go toolchain for its first build, see above): this test needs it"
-  }
-fi
-"$K8S" status >/dev/null 2>&1 || fail "the Kubernetes API server fixture is not running"
-kc() { "$K8S" kubectl "$@"; }
-PROXY_KC=$("$K8S" kubeconfig proxy)
+k8s_fixture_up
 say "API server $("$K8S" url); namespace $NS"
 
 kc create namespace "$NS" >/dev/null

@@ -39,12 +39,11 @@
 # Needs the fixture: started here when it is not running (and stopped at
 # the end if so); GP_K8S_PORT / GP_K8S_DIR choose its port and run dir.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/k8s_lib.sh"
 
-K8S=$(cd "$(dirname "$0")/../k8s" && pwd)/apiserver.sh
 NS=gp-race-$RUN_ID
 CMA=race-bluegreen-configmap
 CMB=abort-bluegreen-configmap
-K8S_STARTED=0
 HOLD=$WORK/hold # the fault points' arm files: $HOLD.<point>
 
 race_cleanup() {
@@ -64,29 +63,14 @@ race_cleanup() {
       "$K8S" kubectl -n "$NS" get configmap "$cm" -o yaml >&2 2>/dev/null
     done
   fi
-  if [ "$K8S_STARTED" = 1 ]; then
-    "$K8S" stop >/dev/null 2>&1
-  elif "$K8S" status >/dev/null 2>&1; then
-    "$K8S" kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
-  fi
+  k8s_fixture_down
   (exit $rc)
   finish_test
 }
 trap race_cleanup EXIT
 
 # ---- the API server ------------------------------------------------------
-if ! "$K8S" status >/dev/null 2>&1; then
-  say "starting the Kubernetes API server fixture"
-  K8S_STARTED=1
-  "$K8S" start >"$WORK/apiserver-start.log" 2>&1 || {
-    cat "$WORK/apiserver-start.log" >&2
-    fail "the Kubernetes API server fixture did not start (tests/k8s/apiserver.sh start," \
-         "which needs a Go toolchain for its first build, see above): this test needs it"
-  }
-fi
-"$K8S" status >/dev/null 2>&1 || fail "the Kubernetes API server fixture is not running"
-kc() { "$K8S" kubectl "$@"; }
-PROXY_KC=$("$K8S" kubeconfig proxy)
+k8s_fixture_up
 # The other writers' credentials (the admin's): in race.py's environment
 # only (not the proxy's), never in a file.
 PY_ENV=(env "K_URL=$("$K8S" url)" "K_CA=$("$K8S" ca)" "K_TOKEN=$("$K8S" token admin)")
