@@ -31,3 +31,16 @@ k8s_fixture_down() {
     "$K8S" kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
   fi
 }
+
+# k8s_write_conf NAME TOPIC CONFIGMAP [key=value...]: a proxy configuration
+# in $WORK/NAME.conf steered by CONFIGMAP in $NS, as the Role's user
+k8s_write_conf() {
+  local name=$1 topic=$2 cm=$3; shift 3
+  {
+    conf_lines "$topic"
+    echo "control.k8s.configmap=$cm"
+    echo "control.k8s.namespace=$NS"
+    echo "control.k8s.kubeconfig=$PROXY_KC"
+    printf '%s\n' "$@"
+  } >"$WORK/$name.conf"
+}

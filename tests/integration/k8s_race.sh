@@ -414,22 +414,7 @@ rewrite() {
 # k8s_conf NAME TOPIC CM [key=value...]
 k8s_conf() {
   local name=$1 topic=$2 cm=$3; shift 3
-  {
-    echo "kafka.bootstrap.servers=$GP_BOOTSTRAP"
-    echo "gate.pipeline=it-$name-$RUN_ID"
-    echo "gate.source.topics=$topic"
-    echo "gate.event-time=json:ts"
-    echo "gate.topics.create=true"
-    echo "gate.dlq.topic=$topic.dlq"
-    echo "gate.watermark.out-of-orderness.ms=200"
-    echo "gate.watermark.idle.ms=2000"
-    echo "kafka.transaction.timeout.ms=10000"
-    echo "control.k8s.configmap=$cm"
-    echo "control.k8s.namespace=$NS"
-    echo "control.k8s.kubeconfig=$PROXY_KC"
-    echo "log.level=debug"
-    for kv in "$@"; do echo "$kv"; done
-  } >"$WORK/$name.conf"
+  k8s_write_conf "$name" "$topic" "$cm" "gate.pipeline=it-$name-$RUN_ID" log.level=debug "$@"
 }
 # The proxy runs with GP_FAULT_HOLD=$HOLD: `arm POINT` makes it stop the
 # next time it passes that fault point (before-decision-write: it has read

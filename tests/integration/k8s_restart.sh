@@ -118,20 +118,7 @@ blue_end() {
 S=gp-rs-$RUN_ID
 BASE=1700000000000
 "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 4 --quiet >/dev/null
-{
-  echo "kafka.bootstrap.servers=$GP_BOOTSTRAP"
-  echo "gate.pipeline=it-$RUN_ID"
-  echo "gate.source.topics=$S"
-  echo "gate.event-time=json:ts"
-  echo "gate.topics.create=true"
-  echo "gate.dlq.topic=$S.dlq"
-  echo "gate.watermark.out-of-orderness.ms=200"
-  echo "gate.watermark.idle.ms=2000"
-  echo "kafka.transaction.timeout.ms=10000"
-  echo "control.k8s.configmap=$CM"
-  echo "control.k8s.namespace=$NS"
-  echo "control.k8s.kubeconfig=$PROXY_KC"
-} >"$WORK/p.conf"
+k8s_write_conf p "$S" "$CM"
 
 # ---- 1. first deployment: all to blue ------------------------------------
 start_proxy p

@@ -38,22 +38,26 @@ finish_test() {
 say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
 fail() { say "FAIL: $*"; exit 1; }
 
+# conf_lines TOPIC: the settings every test proxy shares, less its control
+# map (later lines of a file override earlier ones)
+conf_lines() {
+  echo "kafka.bootstrap.servers=$GP_BOOTSTRAP"
+  echo "gate.pipeline=it-$RUN_ID"
+  echo "gate.source.topics=$1"
+  echo "gate.event-time=json:ts"
+  echo "gate.topics.create=true"
+  echo "gate.dlq.topic=$1.dlq"
+  echo "gate.watermark.out-of-orderness.ms=200"
+  echo "gate.watermark.idle.ms=2000"
+  echo "kafka.transaction.timeout.ms=10000"
+}
+
 # write_conf NAME TOPIC [key=value...]: a proxy configuration in $WORK/NAME.conf
+# with the control map in $WORK/cm.json
 write_conf() {
   local name=$1 topic=$2; shift 2
-  {
-    echo "kafka.bootstrap.servers=$GP_BOOTSTRAP"
-    echo "gate.pipeline=it-$RUN_ID"
-    echo "gate.source.topics=$topic"
-    echo "gate.event-time=json:ts"
-    echo "gate.topics.create=true"
-    echo "gate.dlq.topic=$topic.dlq"
-    echo "gate.watermark.out-of-orderness.ms=200"
-    echo "gate.watermark.idle.ms=2000"
-    echo "control.file=$WORK/cm.json"
-    echo "kafka.transaction.timeout.ms=10000"
-    for kv in "$@"; do echo "$kv"; done
-  } > "$WORK/$name.conf"
+  { conf_lines "$topic"; echo "control.file=$WORK/cm.json"; printf '%s\n' "$@"; } \
+    > "$WORK/$name.conf"
 }
 
 # start_proxy NAME: runs the proxy in the background, log in $WORK/proxy.log
