@@ -1,8 +1,8 @@
 /* bench/passthrough.c: gp-passthrough, the limit gate-proxy is measured
  * against: librdkafka's exactly-once consume -> produce -> commit loop with
  * gate-proxy's settings (assigned partitions, read_committed, batches of
- * 1024, librdkafka's default prefetch, a transaction every
- * --commit-interval-ms or --commit-records) and
+ * 1024, its bounded queues and fetch wake-up from proxy/fetchwake.h, a
+ * transaction every --commit-interval-ms or --commit-records) and
  * no gate: no event time, no routing, no checkpoint. Record p/offset of
  * SOURCE goes to partition p of DEST, key, value, headers and timestamp
  * as read.
@@ -23,6 +23,8 @@
 #include <time.h>
 
 #include <librdkafka/rdkafka.h>
+
+#include "proxy/fetchwake.h"
 
 #define BATCH 1024
 #define TMO 30000
@@ -71,6 +73,8 @@ int main(int argc, char **argv) {
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
+        for (const gp_kafka_default_t *d = gp_bounded_defaults; d->key; d++)
+                set(!strcmp(d->role, "producer") ? pc : cc, d->key, d->value);
         int o;
         while ((o = getopt_long(argc, argv, "X:h", opts, NULL)) != -1) {
                 char *eq;
@@ -148,11 +152,13 @@ int main(int argc, char **argv) {
         int64_t *pos = calloc((size_t)np, sizeof *pos);
         for (int i = 0; i < np; i++)
                 pos[i] = l->elems[i].offset;
+        rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(cons);
+        gp_fetchwake_t *wake = gp_fetchwake_new(cons, q);
+        gp_fetchwake_assigned(wake, l);
         rd_kafka_topic_partition_list_destroy(l);
         if (eos)
                 check("init_transactions", rd_kafka_init_transactions(prod, TMO));
         rd_kafka_topic_t *out = rd_kafka_topic_new(prod, dst, NULL);
-        rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(cons);
         rd_kafka_consumer_group_metadata_t *cgmd = rd_kafka_consumer_group_metadata(cons);
         rd_kafka_message_t *msgs[BATCH];
         uint64_t total = 0;
@@ -168,6 +174,7 @@ int main(int argc, char **argv) {
                         ssize_t got = rd_kafka_consume_batch_queue(
                                 q, (int)(left < 5 ? left : 5), msgs,
                                 want < BATCH ? want : BATCH);
+                        gp_fetchwake_after(wake, msgs, got);
                         for (ssize_t i = 0; i < got; i++) {
                                 rd_kafka_message_t *m = msgs[i];
                                 if (m->err) {
@@ -219,6 +226,7 @@ int main(int argc, char **argv) {
         }
         fprintf(stderr, "gp-passthrough: %" PRIu64 " records\n", total);
         rd_kafka_consumer_group_metadata_destroy(cgmd);
+        gp_fetchwake_destroy(wake);
         rd_kafka_queue_destroy(q);
         rd_kafka_topic_destroy(out);
         rd_kafka_consumer_close(cons);

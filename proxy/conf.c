@@ -7,6 +7,7 @@
  * May use gate/ (the strict integer parser); no librdkafka: kafka.* keys
  * are kept as plain strings and applied by proxy/kafka.c. */
 #include "proxy/conf.h"
+#include "proxy/fetchwake.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -1540,6 +1541,22 @@ void gp_conf_write_markdown(FILE *out) {
               out);
         for (size_t i = 0; i < N_RESERVED; i++)
                 fprintf(out, "| `kafka.%s` | %s |\n", reserved[i].name, reserved[i].reason);
+        fputs("\ngate-proxy bounds librdkafka's queues so that its memory stays flat "
+              "(about 25 MB whatever the partition count and record size); it sets these "
+              "unless the configuration does (`kafka.KEY` or `kafka.ROLE.KEY`):\n"
+              "\n"
+              "| Client | librdkafka property | gate-proxy's value |\n"
+              "|---|---|---|\n",
+              out);
+        for (const gp_kafka_default_t *d = gp_bounded_defaults; d->key; d++)
+                fprintf(out, "| %s | `%s` | %s |\n", d->role, d->key, d->value);
+        fputs("\n`fetch.max.bytes` is left to librdkafka when `message.max.bytes` is set, "
+              "and `queue.buffering.max.kbytes` grows to hold two records of the "
+              "producer's `message.max.bytes` (which `gate.record.max.bytes` raises). "
+              "With queues this small librdkafka 2.0.2 would pause its fetcher for up to "
+              "a second after each refill; gate-proxy wakes it (one ListOffsets request "
+              "per refill), so the bound costs no throughput.\n",
+              out);
 
         fputs("\n## Summary\n\n| Key | Allowed | Default |\n|---|---|---|\n", out);
         for (size_t i = 0; i < N_PROPS; i++) {

@@ -28,6 +28,7 @@
 #include "gate/timeparse.h"
 #include "proxy/control.h"
 #include "proxy/fault.h"
+#include "proxy/fetchwake.h"
 #include "proxy/avsc.h"
 #include "proxy/log.h"
 #include "proxy/proxy.h"
@@ -69,6 +70,7 @@ struct gp_proxy {
         gp_registry_t *reg;    /* schema.registry.url; NULL: none */
         rd_kafka_t *prod, *cons;
         rd_kafka_queue_t *queue;
+        gp_fetchwake_t *wake; /* NULL: librdkafka's own fetch pacing */
         rd_kafka_consumer_group_metadata_t *cgmd;
         rd_kafka_topic_t *dlq;
         int dlq_n;
@@ -125,12 +127,21 @@ static void set_kafka_conf(rd_kafka_conf_t *kc, const char *k, const char *v, ch
                 *bad = 1;
 }
 
-/* kafka.X goes to both clients, kafka.producer.X / kafka.consumer.X to one. */
+/* kafka.X goes to both clients, kafka.producer.X / kafka.consumer.X to one,
+ * over gate-proxy's bounded queues (gp_bounded_defaults). */
 static rd_kafka_conf_t *client_conf(const gp_conf_t *conf, const char *role, char *err,
                                     size_t errlen) {
         rd_kafka_conf_t *kc = rd_kafka_conf_new();
         int bad = 0;
         size_t rl = strlen(role);
+        for (const gp_kafka_default_t *d = gp_bounded_defaults; d->key && !bad; d++) {
+                if (strcmp(d->role, role) || user_set(conf, role, d->key) ||
+                    /* fetch.max.bytes may not be below message.max.bytes */
+                    (!strcmp(d->key, "fetch.max.bytes") &&
+                     user_set(conf, role, "message.max.bytes")))
+                        continue;
+                set_kafka_conf(kc, d->key, d->value, err, errlen, &bad);
+        }
         for (int i = 0; i < conf->n_kafka && !bad; i++) {
                 const char *k = conf->kafka[i].key;
                 if (!strncmp(k, "producer.", 9) || !strncmp(k, "consumer.", 9)) {
@@ -350,6 +361,7 @@ static rd_kafka_topic_partition_list_t *positions(gp_proxy_t *p, bool committed)
 static int assign_all(gp_proxy_t *p) {
         rd_kafka_topic_partition_list_t *l = positions(p, true);
         rd_kafka_resp_err_t e = rd_kafka_assign(p->cons, l);
+        gp_fetchwake_assigned(p->wake, l);
         rd_kafka_topic_partition_list_destroy(l);
         if (e) {
                 gp_error("assign: %s", rd_kafka_err2str(e));
@@ -1287,6 +1299,16 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                 snprintf(v, sizeof v, "%" PRId64, want > 1000000000 ? 1000000000 : want);
                 set_kafka_conf(kc, "message.max.bytes", v, err, errlen, &bad);
         }
+        /* The producer's queue holds at least two of the largest records. */
+        char mmb[32];
+        size_t mmb_n = sizeof mmb;
+        if (!bad && !user_set(conf, "producer", "queue.buffering.max.kbytes") &&
+            rd_kafka_conf_get(kc, "message.max.bytes", mmb, &mmb_n) == RD_KAFKA_CONF_OK &&
+            strtoll(mmb, NULL, 10) / 512 > 4096) {
+                char v[32];
+                snprintf(v, sizeof v, "%lld", strtoll(mmb, NULL, 10) / 512);
+                set_kafka_conf(kc, "queue.buffering.max.kbytes", v, err, errlen, &bad);
+        }
         /* Delivery reports only where they are used: at-least-once counts
          * failures, the drain check the offsets written. Exactly-once
          * learns of a failed delivery from commit_transaction, and a report
@@ -1326,6 +1348,9 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
         }
         rd_kafka_poll_set_consumer(p->cons);
         p->queue = rd_kafka_queue_get_consumer(p->cons);
+        if (!(p->wake = gp_fetchwake_new(p->cons, p->queue)))
+                gp_warn("fetch wake-up: no thread; the consumer may pause up to 1 s between "
+                        "refills of its queue");
 
         /* Drain check: a consumer per configured drain group that reads the
          * group's committed offsets and, read_committed, the colour topics
@@ -1381,6 +1406,7 @@ void gp_proxy_destroy(gp_proxy_t *p) {
                 rd_kafka_topic_destroy(p->dlq);
         gp_registry_destroy(p->reg);
         gp_avro_free(&p->avro_local);
+        gp_fetchwake_destroy(p->wake);
         if (p->queue)
                 rd_kafka_queue_destroy(p->queue);
         if (p->cgmd)
@@ -1513,6 +1539,7 @@ int gp_proxy_run(gp_proxy_t *p) {
                         ssize_t got = rd_kafka_consume_batch_queue(
                                 p->queue, (int)(left < GP_WAIT_MS ? left : GP_WAIT_MS), msgs,
                                 want < BATCH ? want : BATCH);
+                        gp_fetchwake_after(p->wake, msgs, got);
                         now = gp_now_ms();
                         bool drop = false;
                         if (p->reg && r == TX_OK &&
@@ -1578,7 +1605,8 @@ int gp_proxy_run(gp_proxy_t *p) {
                 /* Publish what the last commit decided, and a last status. */
                 publish(p, gp_mono_ms());
                 status_write(p, gp_now_ms(), &wv);
-                gp_info("stopped after %" PRIu64 " transactions", p->stats.txns);
+                gp_info("stopped after %" PRIu64 " transactions (%" PRIu64 " fetch wake-ups)",
+                        p->stats.txns, gp_fetchwake_count(p->wake));
         }
         return code;
 }
