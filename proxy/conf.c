@@ -1542,7 +1542,7 @@ void gp_conf_write_markdown(FILE *out) {
         for (size_t i = 0; i < N_RESERVED; i++)
                 fprintf(out, "| `kafka.%s` | %s |\n", reserved[i].name, reserved[i].reason);
         fputs("\ngate-proxy bounds librdkafka's queues so that its memory stays flat "
-              "(about 25 MB whatever the partition count and record size); it sets these "
+              "(24 to 30 MB in make bench, from 1 to 48 partitions and 100-byte to 10 KB records); it sets these "
               "unless the configuration does (`kafka.KEY` or `kafka.ROLE.KEY`):\n"
               "\n"
               "| Client | librdkafka property | gate-proxy's value |\n"
@@ -1555,7 +1555,9 @@ void gp_conf_write_markdown(FILE *out) {
               "producer's `message.max.bytes` (which `gate.record.max.bytes` raises). "
               "With queues this small librdkafka 2.0.2 would pause its fetcher for up to "
               "a second after each refill; gate-proxy wakes it (one ListOffsets request "
-              "per refill), so the bound costs no throughput.\n",
+              "per refill), so the small queue does not starve the consumer. Larger "
+              "queues buy some throughput for large records at the cost of memory "
+              "(docs/BENCHMARKS.md).\n",
               out);
 
         fputs("\n## Summary\n\n| Key | Allowed | Default |\n|---|---|---|\n", out);
