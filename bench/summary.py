@@ -100,7 +100,7 @@ def main():
         for c in CONTENDERS:
             if c in lat:
                 kv = lat[c]
-                print(f"| {LABELS[c]} | {kv.get('n')} | {kv.get('p50_ms')} | {kv.get('p99_ms')} | {kv.get('max_ms')} "
+                print(f"| {LABELS[c].replace(' (cutover half-way)', '')} | {kv.get('n')} | {kv.get('p50_ms')} | {kv.get('p99_ms')} | {kv.get('max_ms')} "
                       f"| {kv.get('ss_p50_ms')} | {kv.get('ss_p99_ms')} | {kv.get('ss_max_ms')} |")
     for table, title, key in (("partitions", "Throughput by partitions (100-byte records)", "partitions"),
                               ("sizes", "Throughput by record size", "size"),

@@ -1542,7 +1542,7 @@ void gp_conf_write_markdown(FILE *out) {
         for (size_t i = 0; i < N_RESERVED; i++)
                 fprintf(out, "| `kafka.%s` | %s |\n", reserved[i].name, reserved[i].reason);
         fputs("\ngate-proxy bounds librdkafka's queues so that its memory stays flat "
-              "(24 to 30 MB in make bench, from 1 to 48 partitions and 100-byte to 10 KB records); it sets these "
+              "(23 to 29 MB in make bench, from 1 to 48 partitions and 100-byte to 10 KB records); it sets these "
               "unless the configuration does (`kafka.KEY` or `kafka.ROLE.KEY`):\n"
               "\n"
               "| Client | librdkafka property | gate-proxy's value |\n"
