@@ -1556,8 +1556,10 @@ void gp_conf_write_markdown(FILE *out) {
               "With queues this small librdkafka 2.0.2 would pause its fetcher for up to "
               "a second after each refill; gate-proxy wakes it (one ListOffsets request "
               "per refill), so the small queue does not starve the consumer. Larger "
-              "queues buy some throughput for large records at the cost of memory "
-              "(docs/BENCHMARKS.md).\n",
+              "queues buy some throughput for large records at the cost of memory, "
+              "and while a backlog written in large batches is read they let every "
+              "partition advance together, so the watermark, and a cutover's close, "
+              "do not wait for the last partition (docs/BENCHMARKS.md, Memory).\n",
               out);
 
         fputs("\n## Summary\n\n| Key | Allowed | Default |\n|---|---|---|\n", out);
