@@ -24,6 +24,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "proxy/conf.h"
 #include "proxy/fetchwake.h"
 
 #define BATCH 1024

@@ -5,7 +5,7 @@
  * comes from one table (proxy/conf.c) with a type, default, bounds and a
  * description, which also generates configs/CONFIGURATION.md.
  * May use gate/; no librdkafka here (the passthrough list is plain
- * strings and is applied by proxy/kafka.c). */
+ * strings and is applied by proxy/proxy.c). */
 #ifndef GP_PROXY_CONF_H
 #define GP_PROXY_CONF_H
 
@@ -29,7 +29,7 @@ typedef struct gp_conf_kv {
         char *key; /* without the "kafka." prefix */
         char *value;
         char *origin; /* "path:line" or "-X" of the setting in force, so
-                       * proxy/kafka.c can report librdkafka's refusal as
+                       * proxy/proxy.c can report librdkafka's refusal as
                        * "origin: kafka.key: reason" */
 } gp_conf_kv_t;
 
@@ -138,6 +138,15 @@ int gp_conf_topic_name(const gp_conf_t *conf, const char *tmpl, const char *topi
 void gp_conf_write_markdown(FILE *out);
 /* Writes the example file: every key, commented, with its default. */
 void gp_conf_write_example(FILE *out);
+
+/* gate-proxy's librdkafka settings for bounded memory, role "consumer" or
+ * "producer", ended by a NULL key. The proxy applies each unless the
+ * configuration sets it (docs in gp_conf_write_markdown);
+ * bench/passthrough.c applies them all. */
+typedef struct gp_kafka_default {
+        const char *role, *key, *value;
+} gp_kafka_default_t;
+extern const gp_kafka_default_t gp_bounded_defaults[];
 
 /* The key table, for tests and --list-config: the number of keys and the
  * name of key i (NULL when i >= gp_conf_n_keys()). kafka.* not included. */

@@ -1,28 +1,10 @@
 /* proxy/fetchwake.c: the fetch wake-up (proxy/fetchwake.h). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "proxy/fetchwake.h"
-
-const gp_kafka_default_t gp_bounded_defaults[] = {
-        /* The consumer's prefetch: about 10,000 records or 4 MiB, in
-         * responses of at most 1 MiB (each holds its records' memory until
-         * the last of them is read). */
-        {"consumer", "queued.min.messages", "10000"},
-        {"consumer", "queued.max.messages.kbytes", "4096"},
-        {"consumer", "fetch.max.bytes", "1048576"},
-        /* The producer's queue: 10,000 records or 4 MiB, in batches of at
-         * most 256 KiB per partition: batches of librdkafka's 1 MB would
-         * seldom fill from a queue this small, and a batch that waits for
-         * linger.ms behind full in-flight requests makes the producer's
-         * broker thread spin (1 KB records: 70,000 records/s at 10 CPU
-         * seconds per million, against 110,000 at 6.5). */
-        {"producer", "queue.buffering.max.messages", "10000"},
-        {"producer", "queue.buffering.max.kbytes", "4096"},
-        {"producer", "batch.size", "262144"},
-        {NULL, NULL, NULL},
-};
 
 struct gp_fetchwake {
         rd_kafka_t *cons;
@@ -36,7 +18,7 @@ struct gp_fetchwake {
         pthread_cond_t cv;
         rd_kafka_topic_partition_list_t *parts; /* assigned; guarded by mu */
         bool wanted, stop;                      /* guarded by mu */
-        uint64_t sent;                          /* guarded by mu */
+        atomic_uint_fast64_t sent;              /* requests sent */
 };
 
 static void *run(void *arg) {
@@ -55,11 +37,11 @@ static void *run(void *arg) {
                         for (int i = 0; i < l->cnt; i++)
                                 l->elems[i].offset = RD_KAFKA_OFFSET_END; /* latest */
                         rd_kafka_offsets_for_times(w->cons, l, 5000);
+                        atomic_fetch_add(&w->sent, 1);
                 }
                 if (l)
                         rd_kafka_topic_partition_list_destroy(l);
                 pthread_mutex_lock(&w->mu);
-                w->sent++;
         }
         pthread_mutex_unlock(&w->mu);
         return NULL;
@@ -145,10 +127,5 @@ void gp_fetchwake_after(gp_fetchwake_t *w, rd_kafka_message_t *const *msgs, ssiz
 }
 
 uint64_t gp_fetchwake_count(const gp_fetchwake_t *w) {
-        if (!w)
-                return 0;
-        pthread_mutex_lock((pthread_mutex_t *)&w->mu);
-        uint64_t n = w->sent;
-        pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
-        return n;
+        return w ? atomic_load(&w->sent) : 0;
 }

@@ -1,6 +1,7 @@
 /* proxy/fetchwake.h: small prefetch queues without fetch stalls.
  *
- * gate-proxy keeps its consumer's prefetch queue small (gp_bounded_defaults:
+ * gate-proxy keeps its consumer's prefetch queue small (gp_bounded_defaults
+ * in proxy/conf.h:
  * at most 10,000 records or 4 MiB), so its memory stays flat whatever the
  * partition count and record size. librdkafka 2.0.2 stops fetching when
  * that queue is over queued.min.messages or queued.max.messages.kbytes and
@@ -24,14 +25,6 @@
 #include <sys/types.h>
 
 #include <librdkafka/rdkafka.h>
-
-/* gate-proxy's client settings for bounded memory, role "consumer" or
- * "producer", ended by a NULL key. The proxy applies each unless the
- * configuration sets it; bench/passthrough.c applies them all. */
-typedef struct gp_kafka_default {
-        const char *role, *key, *value;
-} gp_kafka_default_t;
-extern const gp_kafka_default_t gp_bounded_defaults[];
 
 typedef struct gp_fetchwake gp_fetchwake_t;
 

@@ -127,6 +127,13 @@ static void set_kafka_conf(rd_kafka_conf_t *kc, const char *k, const char *v, ch
                 *bad = 1;
 }
 
+/* A numeric librdkafka property of kc, 0 if unset or not a number. */
+static long long conf_ll(rd_kafka_conf_t *kc, const char *key) {
+        char v[32];
+        size_t n = sizeof v;
+        return rd_kafka_conf_get(kc, key, v, &n) == RD_KAFKA_CONF_OK ? strtoll(v, NULL, 10) : 0;
+}
+
 /* kafka.X goes to both clients, kafka.producer.X / kafka.consumer.X to one,
  * over gate-proxy's bounded queues (gp_bounded_defaults). */
 static rd_kafka_conf_t *client_conf(const gp_conf_t *conf, const char *role, char *err,
@@ -1300,13 +1307,11 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                 set_kafka_conf(kc, "message.max.bytes", v, err, errlen, &bad);
         }
         /* The producer's queue holds at least two of the largest records. */
-        char mmb[32];
-        size_t mmb_n = sizeof mmb;
+        long long need_kb = conf_ll(kc, "message.max.bytes") / 512;
         if (!bad && !user_set(conf, "producer", "queue.buffering.max.kbytes") &&
-            rd_kafka_conf_get(kc, "message.max.bytes", mmb, &mmb_n) == RD_KAFKA_CONF_OK &&
-            strtoll(mmb, NULL, 10) / 512 > 4096) {
+            need_kb > conf_ll(kc, "queue.buffering.max.kbytes")) {
                 char v[32];
-                snprintf(v, sizeof v, "%lld", strtoll(mmb, NULL, 10) / 512);
+                snprintf(v, sizeof v, "%lld", need_kb);
                 set_kafka_conf(kc, "queue.buffering.max.kbytes", v, err, errlen, &bad);
         }
         /* Delivery reports only where they are used: at-least-once counts
