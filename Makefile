@@ -3,6 +3,9 @@
 #               cutover on an in-process Kafka, with a live tally
 #   make test   installs what is missing, starts a real Kafka broker (3.9 and
 #               4.x, one after the other), and runs every test
+#   make e2e    only the Flink end-to-end tests (tests/flink: real Flink jobs
+#               through blue -> green -> blue, both hand-over paths, and the
+#               negative controls) on a Kafka 3.9 broker; prints the e2e: lines
 #   make bench  (not part of make test; make test only builds it) gate-proxy
 #               against the librdkafka limit, a Kafka Streams peer and kcat
 #               on a real broker; figures in bench/results (bench/run.sh)
@@ -11,7 +14,7 @@
 #               broker restarts, on its own broker (tests/soak.sh says more)
 BUILD ?= build
 
-.PHONY: all build demo test build-test unit soak bench config-docs clean
+.PHONY: all build demo test e2e build-test unit soak bench config-docs clean
 
 all: build
 
@@ -36,6 +39,9 @@ unit: build-test
 
 test: build-test
 	tests/run-all.sh $(BUILD)/test
+
+e2e: build-test
+	KAFKA_VERSIONS=3.9 GP_TEST_LABEL=flink tests/run-all.sh $(BUILD)/test
 
 # The soak: SOAK_MINUTES=5 make soak for a short one; KAFKA_VERSION=4 for 4.x.
 soak: build-test

@@ -3,20 +3,31 @@
 # Kafka 3.9 broker and once on a Kafka 4.x broker (tests/kafka/broker.sh).
 #   tests/run-all.sh BUILD_DIR
 # KAFKA_VERSIONS="3.9 4" selects the brokers (default: both).
+# GP_TEST_LABEL=flink runs only the tests with that label (make e2e), and no
+# unit tests. The Kubernetes, registry and Flink tests run on the first
+# broker only; the Flink tests' e2e:/control: lines are printed at the end.
 set -euo pipefail
 build=$(cd "${1:?usage: tests/run-all.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
 broker=$top/tests/kafka/broker.sh
 versions=${KAFKA_VERSIONS:-3.9 4}
+label=${GP_TEST_LABEL:-integration}
 failed=0
+export GP_E2E_LINES=$build/e2e-lines.txt
+: >"$GP_E2E_LINES"
 
-echo "== unit tests"
-(cd "$build" && ctest -L unit --output-on-failure -j2) || failed=1
+if [ "$label" = integration ]; then
+  echo "== unit tests"
+  (cd "$build" && ctest -L unit --output-on-failure -j2) || failed=1
+fi
 
 # The real kube-apiserver fixture (built once into .cache/k8s; the first
 # build compiles Kubernetes with Go and takes minutes).
 echo "== building the kube-apiserver test fixture (once)"
 "$top/tests/k8s/apiserver.sh" build || failed=1
+# The Flink jobs (Maven; the first build resolves the jars into .cache/).
+echo "== building the Flink jobs (tests/flink, examples/flink)"
+"$top/tests/flink/e2e.sh" build || failed=1
 
 first=1
 for v in $versions; do
@@ -29,14 +40,18 @@ for v in $versions; do
   fi
   GP_BOOTSTRAP=$("$broker" bootstrap) || failed=1
   export GP_BOOTSTRAP
-  # The Kubernetes and schema registry tests run once, on the first broker.
+  # The Kubernetes, schema registry and Flink tests run once, on the first broker.
   skip=()
-  [ $first -eq 1 ] || skip=(-LE 'k8s|registry')
+  [ $first -eq 1 ] || skip=(-LE 'k8s|registry|flink')
   first=0
-  (cd "$build" && ctest -L integration "${skip[@]}" --output-on-failure) || failed=1
+  (cd "$build" && ctest -L "$label" "${skip[@]}" --output-on-failure) || failed=1
   "$broker" stop || true
 done
 
+if [ -s "$GP_E2E_LINES" ]; then
+  echo "== Flink end to end (tests/flink)"
+  cat "$GP_E2E_LINES"
+fi
 if [ $failed -ne 0 ]; then
   echo "make test: FAILED" >&2
   exit 1

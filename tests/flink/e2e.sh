@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Real Flink jobs (Flink 2.2.1, flink-connector-kafka 5.0.0-2.2, in a
+# MiniCluster) through blue -> green -> blue behind gate-proxy, compared with
+# the same jobs run once uninterrupted (docs/FLINK.md).
+#
+#   tests/flink/e2e.sh build      resolve the jars (once, into .cache/m2 and
+#                                 .cache/flink/libs) and build the jobs and
+#                                 examples/flink
+#   tests/flink/e2e.sh exact      the exact path: CLI and a control file
+#   tests/flink/e2e.sh operator   FLIP-504's sequence on the real
+#                                 kube-apiserver fixture (started here when
+#                                 it is not running)
+#   tests/flink/e2e.sh controls   the four negative controls: each rule of the
+#                                 recipe broken once, with the failure it causes
+#
+# The runs need GP_BOOTSTRAP (a broker: tests/kafka/broker.sh) and GP_BIN,
+# GP_CHECK, GP_PRODUCE (set by ctest). Each prints its `e2e:` or `control:`
+# lines, and appends them to $GP_E2E_LINES when that is set (make test and
+# make e2e print them at the end). GP_FLINK_HEAP sets the JVM heap (default
+# 1500m).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CACHE=$ROOT/.cache
+LIBS=$CACHE/flink/libs
+OUT=$CACHE/flink/target
+JAR=$OUT/gate-proxy-flink-e2e-0.1.0.jar
+
+mvn_build() { # POM OUTDIR [goals...]
+  local pom=$1 out=$2; shift 2
+  local offline=()
+  [ -f "$LIBS/.complete" ] && offline=(-o)
+  mvn -q -B "${offline[@]}" -f "$pom" -Dmaven.repo.local="$CACHE/m2" -Dgp.out="$out" \
+    -Dstyle.color=never "$@"
+}
+
+build() {
+  command -v mvn >/dev/null || { echo "e2e.sh: mvn not found (scripts/install-deps.sh test)" >&2; exit 1; }
+  mkdir -p "$CACHE/flink"
+  local first=0
+  if [ ! -f "$LIBS/.complete" ]; then
+    first=1
+    echo "e2e.sh: resolving Flink 2.2.1 and flink-connector-kafka 5.0.0-2.2 from Maven Central (once)..." >&2
+    rm -rf "$LIBS"
+  fi
+  # The first build runs online and resolves everything, plugins included;
+  # later ones are offline.
+  { mvn_build "$HERE/pom.xml" "$OUT" package \
+      $( [ $first = 1 ] && echo dependency:copy-dependencies -DoutputDirectory="$LIBS" ) \
+    && mvn_build "$ROOT/examples/flink/pom.xml" "$CACHE/flink/example" package; } \
+    >"$CACHE/flink/mvn.log" 2>&1 || { tail -n 30 "$CACHE/flink/mvn.log" >&2; exit 1; }
+  [ $first = 0 ] || touch "$LIBS/.complete"
+  echo "e2e.sh: built $JAR and examples/flink ($CACHE/flink/example/orders-job-0.1.0.jar)" >&2
+}
+
+java_run() { # CLASS ARGS...
+  [ -f "$JAR" ] || { echo "e2e.sh: $JAR is missing: run tests/flink/e2e.sh build" >&2; exit 1; }
+  local cp="$JAR:$(find "$LIBS" -name '*.jar' | sort | tr '\n' ':')"
+  local cls=$1; shift
+  local rc=0
+  set +e
+  java "-Xmx${GP_FLINK_HEAP:-1500m}" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+    -cp "$cp" "gateproxy.e2e.$cls" "$@" 2>"$WORK/java.err" | tee "$WORK/java.out"
+  rc=${PIPESTATUS[0]}
+  set -e
+  if [ -n "${GP_E2E_LINES:-}" ]; then
+    grep -E '^(e2e|e2e-timing|control):' "$WORK/java.out" >>"$GP_E2E_LINES" || true
+  fi
+  if [ "$rc" -ne 0 ]; then
+    echo "--- last lines of the JVM's log ($WORK/java.err):" >&2
+    grep -v '^\s' "$WORK/java.err" | tail -n 30 >&2 || true
+    echo "--- last lines of the proxy's log:" >&2
+    tail -n 30 "$WORK/run/proxy.log" >&2 2>/dev/null || true
+  fi
+  return "$rc"
+}
+
+cmd=${1:-}
+case "$cmd" in
+  build) build; exit 0 ;;
+  exact|operator|controls) ;;
+  *) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac
+
+source "$ROOT/tests/integration/lib.sh"
+
+case "$cmd" in
+  exact)
+    java_run Handover --path exact --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" --work "$WORK/run" ;;
+  controls)
+    java_run Controls --bootstrap "$GP_BOOTSTRAP" --work "$WORK/run" ;;
+  operator)
+    source "$ROOT/tests/integration/k8s_lib.sh"
+    NS=gp-flink-$RUN_ID
+    CM=orders-configmap
+    trap 'rc=$?; k8s_fixture_down; (exit $rc); finish_test' EXIT
+    k8s_fixture_up
+    kc create namespace "$NS" >/dev/null
+    # The operator's first deployment; the proxy's Role: get, watch, patch on the map.
+    kc -n "$NS" create configmap "$CM" --from-literal=active-deployment-type=BLUE \
+      --from-literal=stage=RUNNING --from-literal=is-first-deployment=true >/dev/null
+    kc -n "$NS" create role gate-proxy --verb=get,watch,patch --resource=configmaps \
+      --resource-name="$CM" >/dev/null
+    kc -n "$NS" create rolebinding gate-proxy --role=gate-proxy --user=gate-proxy >/dev/null
+    java_run Handover --path operator --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" \
+      --work "$WORK/run" --k8s "$CM" --namespace "$NS" --kubeconfig "$PROXY_KC" \
+      --kubectl "$K8S kubectl" ;;
+esac

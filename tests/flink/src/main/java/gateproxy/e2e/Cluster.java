@@ -1,0 +1,127 @@
+package gateproxy.e2e;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.execution.ExecutionState;
+import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
+import org.apache.flink.runtime.jobmaster.JobResult;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * A Flink MiniCluster in this JVM, and the few things the hand-over does with
+ * a job: submit it (fresh or from a savepoint, with non-restored state
+ * allowed, as the operator's {@code spec.job.allowNonRestoredState: true}),
+ * wait until it runs, take a savepoint, stop it with one.
+ */
+public final class Cluster implements AutoCloseable {
+    private final MiniCluster mc;
+    private final Path dir;
+    private int jobs;
+
+    public Cluster(Path dir, int slots) throws Exception {
+        this.dir = dir;
+        Configuration conf = new Configuration();
+        conf.setString("rest.bind-port", "0");
+        conf.setString("restart-strategy.type", "none");
+        conf.setString("taskmanager.memory.managed.size", "16m");
+        conf.setString("taskmanager.memory.network.min", "96m");
+        conf.setString("taskmanager.memory.network.max", "96m");
+        mc = new MiniCluster(new MiniClusterConfiguration.Builder()
+                .setNumTaskManagers(1).setNumSlotsPerTaskManager(slots)
+                .setConfiguration(conf).build());
+        mc.start();
+    }
+
+    /** Submits the job of {@code s}; {@code restore}: a savepoint path, or null. */
+    public JobID submit(Jobs.Spec s, String restore) throws Exception {
+        Configuration conf = new Configuration();
+        conf.setString("execution.checkpointing.interval", "1 s");
+        conf.setString("execution.checkpointing.dir", dir.resolve("checkpoints").toUri().toString());
+        conf.setString("pipeline.name", s.txnPrefix);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(s.parallelism);
+        Jobs.build(env, s);
+        JobGraph g = env.getStreamGraph().getJobGraph();
+        if (restore != null)
+            g.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(restore, true));
+        mc.submitJob(g).get(60, TimeUnit.SECONDS);
+        jobs++;
+        return g.getJobID();
+    }
+
+    public JobStatus status(JobID id) throws Exception {
+        return mc.getJobStatus(id).get(30, TimeUnit.SECONDS);
+    }
+
+    /** Waits until every task of the job runs; fails if it ends meanwhile. */
+    public void awaitRunning(JobID id, Duration max) throws Exception {
+        long end = System.nanoTime() + max.toNanos();
+        while (true) {
+            JobStatus st = status(id);
+            if (st == JobStatus.RUNNING && allTasksRunning(id))
+                return;
+            if (st.isGloballyTerminalState())
+                throw new IllegalStateException("job " + id + " ended " + st + ": " + cause(id));
+            if (System.nanoTime() > end)
+                throw new IllegalStateException("job " + id + " not running after " + max + " (" + st + ")");
+            Thread.sleep(100);
+        }
+    }
+
+    private boolean allTasksRunning(JobID id) throws Exception {
+        boolean any = false;
+        for (var v : mc.getArchivedExecutionGraph(id).get(30, TimeUnit.SECONDS)
+                .getAllExecutionVertices()) {
+            if (v.getExecutionState() != ExecutionState.RUNNING)
+                return false;
+            any = true;
+        }
+        return any;
+    }
+
+    /** The failure of an ended job, or "" when it has none. */
+    public String cause(JobID id) {
+        try {
+            JobResult r = mc.requestJobResult(id).get(30, TimeUnit.SECONDS);
+            return r.getSerializedThrowable()
+                    .map(t -> t.getFullStringifiedStackTrace()).orElse("");
+        } catch (Exception e) {
+            return "(no result: " + e + ")";
+        }
+    }
+
+    /** An intermediate savepoint; the job keeps running. */
+    public String savepoint(JobID id) throws Exception {
+        return mc.triggerSavepoint(id, dir.resolve("savepoints").toUri().toString(), false,
+                SavepointFormatType.CANONICAL).get(120, TimeUnit.SECONDS);
+    }
+
+    /** Stop-with-savepoint; {@code drain} sends MAX_WATERMARK first. */
+    public String stop(JobID id, boolean drain) throws Exception {
+        String p = mc.stopWithSavepoint(id, dir.resolve("savepoints").toUri().toString(), drain,
+                SavepointFormatType.CANONICAL).get(120, TimeUnit.SECONDS);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (status(id) != JobStatus.FINISHED) {
+            if (System.nanoTime() > end)
+                throw new IllegalStateException("job " + id + " not FINISHED after its stop");
+            Thread.sleep(50);
+        }
+        return p;
+    }
+
+    public int submitted() { return jobs; }
+
+    @Override
+    public void close() throws Exception {
+        mc.close();
+    }
+}
