@@ -199,6 +199,10 @@ static int load_control(const char *cmd, gp_ctl_t *ctl, gp_control_t *c, char *r
         if (!cm)
                 return 1;
         snprintf(rv, rvlen, "%s", gp_cm_resource_version(cm));
+        /* What the proxy warns of, said where the transition is asked for. */
+        const char *w = gp_cm_get(cm, "gate-proxy.warning");
+        if (w && *w && !strcmp(cmd, "cutover"))
+                fprintf(stderr, "gate-proxy cutover: warning: the proxy reports %s\n", w);
         gp_cm_destroy(cm);
         return 0;
 }
@@ -443,6 +447,8 @@ int gp_cli_ctl_status(gp_ctl_t *ctl, int json) {
                get(cm, "gate-proxy.count.dlq"), get(cm, "gate-proxy.count.late"),
                get(cm, "gate-proxy.aborted-routed"));
         printf("error       %s\n", get(cm, "gate-proxy.error"));
+        if (*get(cm, "gate-proxy.warning") != '-')
+                printf("warning     %s\n", get(cm, "gate-proxy.warning"));
         gp_cm_destroy(cm);
         return 0;
 }
@@ -530,6 +536,10 @@ static int cmd_run(int argc, char **argv) {
         if (gp_conf_finalize(&conf, err, sizeof(err)))
                 goto fail;
         gp_log_set_level(conf.log_level);
+        char warning[400];
+        gp_conf_drain_warning(&conf, warning, sizeof(warning));
+        if (*warning)
+                gp_warn("%s", warning);
 
         gp_proxy_t *p = gp_proxy_new(&conf, err, sizeof(err));
         if (!p)

@@ -1516,6 +1516,23 @@ const gp_kafka_default_t gp_bounded_defaults[] = {
         {NULL, NULL, NULL},
 };
 
+void gp_conf_drain_warning(const gp_conf_t *conf, char *buf, size_t len) {
+        const char *off = !conf->drain_group_blue && !conf->drain_group_green ? "blue or green"
+                          : !conf->drain_group_blue                           ? "blue"
+                          : !conf->drain_group_green                          ? "green"
+                                                                              : NULL;
+        if (!off) {
+                snprintf(buf, len, "%s", "");
+                return;
+        }
+        snprintf(buf, len,
+                 "no drain check for %s (gate.drain.group.%s unset): CLEAR_TO_TEARDOWN "
+                 "follows the watermark alone, so the old job may be stopped before it has "
+                 "processed and committed its last records, and the next job of its colour "
+                 "reads them again or never; set it to the job's consumer group",
+                 off, strchr(off, ' ') ? "blue/.green" : off);
+}
+
 void gp_conf_write_markdown(FILE *out) {
         fputs("# gate-proxy configuration\n"
               "\n"

@@ -135,6 +135,11 @@ int gp_conf_topic_name(const gp_conf_t *conf, const char *tmpl, const char *topi
                        char *buf, size_t len);
 
 /* Writes the Markdown reference of every key (configs/CONFIGURATION.md). */
+/* The warning for a configuration without a drain check on a colour
+ * (gate.drain.group.* unset): what it risks and how to fix it. Writes ""
+ * when both colours have one. */
+void gp_conf_drain_warning(const gp_conf_t *conf, char *buf, size_t len);
+
 void gp_conf_write_markdown(FILE *out);
 /* Writes the example file: every key, commented, with its default. */
 void gp_conf_write_example(FILE *out);

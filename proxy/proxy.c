@@ -96,6 +96,7 @@ struct gp_proxy {
         rd_kafka_t *drain[2];   /* per colour: reads gate.drain.group.*'s offsets; NULL: no check */
         int64_t drain_next;     /* mono ms of the next drain check */
         char drain_msg[512];    /* the drain progress last logged */
+        char drain_warning[400]; /* gate-proxy.warning: a colour without a drain check */
         int64_t txn_begin;      /* gp_mono_ms() when the open transaction began, -1: none */
         int64_t txn_timeout_ms; /* the producer's effective transaction.timeout.ms */
 
@@ -920,7 +921,7 @@ static void status_write(gp_proxy_t *p, int64_t now, const gp_wm_view_t *wv) {
                 {"gate-proxy.count.blue", v[4]},    {"gate-proxy.count.green", v[5]},
                 {"gate-proxy.count.dlq", v[6]},     {"gate-proxy.count.late", v[7]},
                 {"gate-proxy.aborted-routed", v[8]}, {"gate-proxy.error", current_error(p)},
-                {"gate-proxy.heartbeat", hb},
+                {"gate-proxy.heartbeat", hb},       {"gate-proxy.warning", p->drain_warning},
         };
         char err[512];
         if (gp_ctl_patch(p->ctl, kv, sizeof(kv) / sizeof(kv[0]), NULL, err, sizeof(err))) {
@@ -1261,6 +1262,7 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
         }
         pthread_mutex_init(&p->lock, NULL);
         p->conf = conf;
+        gp_conf_drain_warning(conf, p->drain_warning, sizeof(p->drain_warning));
         p->eos = conf->delivery == GP_DELIVERY_EOS;
         p->gconf = (gp_gate_conf_t){
                 .out_of_orderness_ms = conf->out_of_orderness_ms,

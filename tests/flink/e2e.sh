@@ -64,7 +64,7 @@ java_run() { # CLASS ARGS...
   rc=${PIPESTATUS[0]}
   set -e
   if [ -n "${GP_E2E_LINES:-}" ]; then
-    grep -E '^(e2e|e2e-timing|control):' "$WORK/java.out" >>"$GP_E2E_LINES" || true
+    grep -E '^(e2e[a-z-]*|control):' "$WORK/java.out" >>"$GP_E2E_LINES" || true
   fi
   if [ "$rc" -ne 0 ]; then
     echo "--- last lines of the JVM's log ($WORK/java.err):" >&2

@@ -84,6 +84,34 @@ Test(conf, defaults) {
         gp_conf_destroy(&c);
 }
 
+/* A colour without a drain check is named, with the key that fixes it. */
+Test(conf, drain_warning) {
+        struct {
+                const char *groups, *names; /* lines added to BASE; what the warning names */
+        } t[] = {
+                {"", "gate.drain.group.blue/.green unset"},
+                {"gate.drain.group.blue=j-blue\n", "gate.drain.group.green unset"},
+                {"gate.drain.group.green=j-green\n", "gate.drain.group.blue unset"},
+                {"gate.drain.group.blue=j-blue\ngate.drain.group.green=j-green\n", NULL},
+        };
+        for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+                gp_conf_t c;
+                char err[ERRLEN], text[1024], w[400];
+                snprintf(text, sizeof text, "%s%s", BASE, t[i].groups);
+                gp_conf_init(&c);
+                cr_assert_eq(load_text(&c, text, err), 0, "%s", err);
+                cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+                gp_conf_drain_warning(&c, w, sizeof w);
+                if (t[i].names) {
+                        cr_assert(strstr(w, t[i].names), "case %zu: %s", i, w);
+                        cr_assert(strstr(w, "reads them again or never"), "case %zu: %s", i, w);
+                } else {
+                        cr_assert_str_empty(w, "case %zu: %s", i, w);
+                }
+                gp_conf_destroy(&c);
+        }
+}
+
 Test(conf, minimal_file_finalizes_with_derived_defaults) {
         gp_conf_t c;
         char err[ERRLEN];

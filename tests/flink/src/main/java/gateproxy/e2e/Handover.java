@@ -184,13 +184,20 @@ public final class Handover {
                 gen.idle.set(true);
                 say("hop " + hop + ": " + old + " -> " + neu + " (partition 1 idle)");
                 Map<Jobs.Kind, JobID> next = new EnumMap<>(Jobs.Kind.class);
+                // NEW's era starts where its topic ends now: the proxy writes
+                // nothing to it before T.
+                Map<Jobs.Kind, Map<TopicPartition, Long>> era = new EnumMap<>(Jobs.Kind.class);
+                for (Jobs.Kind k : Jobs.Kind.values())
+                    era.put(k, kafka.ends(source.get(k) + "." + neu));
                 if (exact) {
                     proxy.cli("cutover", "--to", neu, "--delay-ms", Long.toString(DELAY_MS));
                 } else {
                     // FLIP-504's sequence: savepoint OLD, start NEW from it,
                     // rewrite the map, TRANSITIONING once NEW runs.
-                    for (Jobs.Kind k : Jobs.Kind.values())
+                    for (Jobs.Kind k : Jobs.Kind.values()) {
+                        startsAtEra(k, neu, era.get(k));
                         next.put(k, flink.submit(spec(k, neu), flink.savepoint(live.get(k))));
+                    }
                     kubectlRewrite(neu.toUpperCase(), DELAY_MS);
                     for (JobID j : next.values())
                         flink.awaitRunning(j, Duration.ofSeconds(120));
@@ -220,8 +227,10 @@ public final class Handover {
                     for (Jobs.Kind k : Jobs.Kind.values())
                         sp.put(k, flink.stop(live.get(k), false));
                     Map<TopicPartition, Long> backlog = new HashMap<>();
-                    for (Jobs.Kind k : Jobs.Kind.values())
+                    for (Jobs.Kind k : Jobs.Kind.values()) {
+                        startsAtEra(k, neu, era.get(k));
                         next.put(k, flink.submit(spec(k, neu), sp.get(k)));
+                    }
                     for (JobID j : next.values())
                         flink.awaitRunning(j, Duration.ofSeconds(120));
                     long running = (System.nanoTime() - t0) / 1_000_000;
@@ -267,6 +276,22 @@ public final class Handover {
         }
         return verify(proxy, cutoffs, timings);
     }
+
+    /**
+     * A new job of a colour must begin exactly at the first record of its
+     * era, whatever the previous job of that colour committed: the proxy's
+     * drain check held CLEAR_TO_TEARDOWN until that job's group had consumed
+     * everything, so its offsets point at the era.
+     */
+    void startsAtEra(Jobs.Kind k, String colour, Map<TopicPartition, Long> era) throws Exception {
+        long off = kafka.offEra(spec(k, colour).group, source.get(k) + "." + colour, era);
+        if (off != 0)
+            throw new IllegalStateException("the " + colour + " " + k.tag() + " job would start " + Math.abs(off)
+                    + " records " + (off > 0 ? "before" : "after") + " the first record of its era " + era);
+        eraChecks++;
+    }
+
+    int eraChecks;
 
     /** Waits until the proxy has committed every source record; then its status counts are final. */
     void awaitProxyConsumed(String group, Proxy proxy) throws Exception {
@@ -394,6 +419,8 @@ public final class Handover {
         }
         for (String t : timings)
             System.out.println("e2e-timing: path=" + path + " " + t);
+        System.out.println("e2e-starts: path=" + path + " new jobs started exactly at the first record of their era: "
+                + eraChecks + " of " + HOPS * Jobs.Kind.values().length);
         return bad == 0 ? 0 : 1;
     }
 

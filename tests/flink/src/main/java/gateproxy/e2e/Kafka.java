@@ -135,6 +135,39 @@ public final class Kafka implements AutoCloseable {
         }
     }
 
+    /**
+     * Where a job of {@code group} starting now from its committed offsets
+     * (earliest where it has none) begins on {@code topic}, against the first
+     * offsets of its era {@code era}: the committed records it would read
+     * before the era (a repeat of an earlier era's records), or, negative, the
+     * records of the era it would skip. 0: it starts exactly at the era.
+     */
+    public long offEra(String group, String topic, Map<TopicPartition, Long> era) throws Exception {
+        Map<TopicPartition, OffsetAndMetadata> com = committed(group);
+        long off = 0;
+        try (KafkaConsumer<String, String> c = consumer()) {
+            List<TopicPartition> tps = partitions(c, topic);
+            Map<TopicPartition, Long> first = c.beginningOffsets(tps);
+            for (TopicPartition tp : tps) {
+                long from = com.containsKey(tp) ? com.get(tp).offset() : first.get(tp);
+                long to = era.getOrDefault(tp, 0L);
+                long lo = Math.min(from, to), hi = Math.max(from, to), n = 0;
+                c.assign(List.of(tp));
+                c.seek(tp, lo);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (c.position(tp) < hi) {
+                    for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(100)))
+                        if (r.offset() < hi)
+                            n++;
+                    if (System.nanoTime() > deadline)
+                        throw new IllegalStateException("reading " + tp + " to " + hi + " took over 30 s");
+                }
+                off += from <= to ? n : -n;
+            }
+        }
+        return off;
+    }
+
     /** Polls {@link #drained} until it holds; returns the milliseconds it took. */
     public long awaitDrained(String group, Collection<String> topics, Duration max) throws Exception {
         long t0 = System.nanoTime(), end = t0 + max.toNanos();
