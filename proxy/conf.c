@@ -581,7 +581,14 @@ static const prop_t props[] = {
                  "offsets on every blue partition the proxy writes have reached the last "
                  "record the proxy committed there (a drain check, polled at most once a "
                  "second, progress logged). The proxy only reads the group's offsets; it "
-                 "never joins it. Without it, the watermark condition alone."},
+                 "never joins it. A Flink job needs it: its offsets are committed on "
+                 "checkpoints and its last commit at a stop can be lost, so without the "
+                 "check the old job may be stopped before it has processed and committed "
+                 "its last records, and the next job of its colour reads them again or "
+                 "never (deploy/README.md, The Flink jobs). All jobs of a colour may share "
+                 "the group when each reads its own topics. Without it, the watermark "
+                 "condition alone, and gate-proxy says so at start and in "
+                 "gate-proxy.warning."},
         {.name = "gate.drain.group.green",
          .type = PT_STR,
          .example = "orders-enrich-green",
