@@ -25,7 +25,6 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 public final class Cluster implements AutoCloseable {
     private final MiniCluster mc;
     private final Path dir;
-    private int jobs;
 
     public Cluster(Path dir, int slots) throws Exception {
         this.dir = dir;
@@ -54,7 +53,6 @@ public final class Cluster implements AutoCloseable {
         if (restore != null)
             g.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(restore, true));
         mc.submitJob(g).get(60, TimeUnit.SECONDS);
-        jobs++;
         return g.getJobID();
     }
 
@@ -117,8 +115,6 @@ public final class Cluster implements AutoCloseable {
         }
         return p;
     }
-
-    public int submitted() { return jobs; }
 
     @Override
     public void close() throws Exception {

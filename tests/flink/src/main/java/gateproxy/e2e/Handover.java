@@ -46,7 +46,6 @@ public final class Handover {
     final Path work;
     final Kafka kafka;
     final Map<Jobs.Kind, String> source = new EnumMap<>(Jobs.Kind.class);
-    final List<String> log = new ArrayList<>();
 
     Handover(Map<String, String> args) throws Exception {
         this.args = args;

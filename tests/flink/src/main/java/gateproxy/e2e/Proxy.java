@@ -26,7 +26,6 @@ public final class Proxy {
     private final File log;
     private final List<String> where;
     private Process proc;
-    private int starts;
 
     public Proxy(String bin, Path conf, Path log, List<String> where) {
         this.bin = bin;
@@ -39,7 +38,6 @@ public final class Proxy {
         proc = new ProcessBuilder(bin, "run", "-c", conf.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log)).start();
-        starts++;
     }
 
     /** SIGKILL, then a new process on the same configuration. */
@@ -58,8 +56,6 @@ public final class Proxy {
     }
 
     public boolean alive() { return proc != null && proc.isAlive(); }
-
-    public int starts() { return starts; }
 
     /** Runs {@code gate-proxy ARGS WHERE}; returns its output, throws unless it exits 0. */
     public String cli(String... args) throws Exception {
