@@ -27,7 +27,7 @@ echo "== building the kube-apiserver test fixture (once)"
 "$top/tests/k8s/apiserver.sh" build || failed=1
 # The Flink jobs (Maven; the first build resolves the jars into .cache/).
 echo "== building the Flink jobs (tests/flink, examples/flink)"
-"$top/tests/flink/e2e.sh" build || failed=1
+bash "$top/tests/flink/e2e.sh" build || failed=1
 
 first=1
 for v in $versions; do

@@ -95,13 +95,7 @@ case "$cmd" in
     CM=orders-configmap
     trap 'rc=$?; k8s_fixture_down; (exit $rc); finish_test' EXIT
     k8s_fixture_up
-    kc create namespace "$NS" >/dev/null
-    # The operator's first deployment; the proxy's Role: get, watch, patch on the map.
-    kc -n "$NS" create configmap "$CM" --from-literal=active-deployment-type=BLUE \
-      --from-literal=stage=RUNNING --from-literal=is-first-deployment=true >/dev/null
-    kc -n "$NS" create role gate-proxy --verb=get,watch,patch --resource=configmaps \
-      --resource-name="$CM" >/dev/null
-    kc -n "$NS" create rolebinding gate-proxy --role=gate-proxy --user=gate-proxy >/dev/null
+    k8s_first_map "$CM"
     java_run Handover --path operator --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" \
       --work "$WORK/run" --k8s "$CM" --namespace "$NS" --kubeconfig "$PROXY_KC" \
       --kubectl "$K8S kubectl" ;;

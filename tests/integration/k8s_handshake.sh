@@ -48,13 +48,8 @@ trap k8s_cleanup EXIT
 k8s_fixture_up
 say "API server $("$K8S" url); namespace $NS"
 
-kc create namespace "$NS" >/dev/null
-kc -n "$NS" create configmap "$CM" --from-literal=active-deployment-type=BLUE \
-  --from-literal=stage=RUNNING --from-literal=is-first-deployment=true >/dev/null
+k8s_first_map "$CM"
 kc -n "$NS" create configmap other --from-literal=x=1 >/dev/null
-kc -n "$NS" create role gate-proxy --verb=get,watch,patch --resource=configmaps \
-  --resource-name="$CM" >/dev/null
-kc -n "$NS" create rolebinding gate-proxy --role=gate-proxy --user=gate-proxy >/dev/null
 
 # key NAME: a data key of the ConfigMap ("" when absent)
 cm_json() { kc -n "$NS" get configmap "$CM" -o json; }

@@ -32,6 +32,19 @@ k8s_fixture_down() {
   fi
 }
 
+# k8s_first_map CONFIGMAP: creates the test's namespace $NS, CONFIGMAP as the
+# operator writes it for a first deployment (BLUE, RUNNING, first), and the
+# proxy's Role: get, watch and patch on exactly that map, bound to the user
+# of PROXY_KC
+k8s_first_map() {
+  kc create namespace "$NS" >/dev/null
+  kc -n "$NS" create configmap "$1" --from-literal=active-deployment-type=BLUE \
+    --from-literal=stage=RUNNING --from-literal=is-first-deployment=true >/dev/null
+  kc -n "$NS" create role gate-proxy --verb=get,watch,patch --resource=configmaps \
+    --resource-name="$1" >/dev/null
+  kc -n "$NS" create rolebinding gate-proxy --role=gate-proxy --user=gate-proxy >/dev/null
+}
+
 # k8s_write_conf NAME TOPIC CONFIGMAP [key=value...]: a proxy configuration
 # in $WORK/NAME.conf steered by CONFIGMAP in $NS, as the Role's user
 k8s_write_conf() {

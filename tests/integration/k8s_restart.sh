@@ -56,12 +56,7 @@ k8s_fixture_up
 URL=$("$K8S" url)
 say "API server $URL; namespace $NS"
 
-kc create namespace "$NS" >/dev/null
-kc -n "$NS" create configmap "$CM" --from-literal=active-deployment-type=BLUE \
-  --from-literal=stage=RUNNING --from-literal=is-first-deployment=true >/dev/null
-kc -n "$NS" create role gate-proxy --verb=get,watch,patch --resource=configmaps \
-  --resource-name="$CM" >/dev/null
-kc -n "$NS" create rolebinding gate-proxy --role=gate-proxy --user=gate-proxy >/dev/null
+k8s_first_map "$CM"
 
 cm_json() { kc -n "$NS" get configmap "$CM" -o json; }
 key() {
