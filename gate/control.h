@@ -1,6 +1,6 @@
 /* gate/control.h: what the blue/green ConfigMap asks for.
  *
- * Parses the `data` entries of the FLIP-504 ConfigMap (brief section 3)
+ * Parses the `data` entries of the FLIP-504 ConfigMap (docs/DESIGN.md, The control map)
  * strictly into a gp_control_t. Every error names the key and what was
  * allowed; nothing is guessed. Keys this parser does not know are ignored
  * (the map carries other writers' keys, such as the gate-proxy.* status).

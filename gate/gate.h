@@ -5,7 +5,7 @@
  * the offsets, gate/checkpoint.h). One gp_part_t per source partition holds
  * what that partition has seen. Routing a record reads only the gate, the
  * record's event time and the policies: replaying the same records from the
- * same checkpoint gives the same destinations (brief, invariant 4).
+ * same checkpoint gives the same destinations (docs/DESIGN.md, invariant 4).
  * Decisions are taken only between transactions, by gp_gate_step().
  *
  * Pure: libc only. Time is an argument ("now", wall-clock ms). */

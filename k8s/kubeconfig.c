@@ -525,7 +525,8 @@ gp_k8s_conf_t *gp_k8s_incluster_load(const char *host, const char *port, const c
                             "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: not set "
                             "(not in a pod? give control.k8s.kubeconfig)");
         size_t pl = strlen(port);
-        if (pl > 5 || strspn(port, "0123456789") != pl || atoi(port) < 1 || atoi(port) > 65535)
+        long pn = pl && pl <= 5 && strspn(port, "0123456789") == pl ? strtol(port, NULL, 10) : 0;
+        if (pn < 1 || pn > 65535)
                 return fail(err, errlen, "KUBERNETES_SERVICE_PORT: \"%.20s\" is not a port",
                             port);
         for (const char *p = host; *p; p++)

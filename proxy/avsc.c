@@ -291,10 +291,12 @@ static gp_avsc_rc_t check_path(const gp_avro_t *av, const gp_extract_t *x, char 
                 goto out;
         }
         reach(av, av->root, seen, cur, &n);
+        size_t pl = 0;
         for (int k = 0; k < x->avro_n; k++) {
-                if (k)
-                        strcat(path, ".");
-                strcat(path, x->avro_path[k]);
+                int w = snprintf(path + pl, sizeof(path) - pl, "%s%s", k ? "." : "",
+                                 x->avro_path[k]);
+                if (w > 0)
+                        pl = pl + (size_t)w < sizeof(path) ? pl + (size_t)w : sizeof(path) - 1;
                 memset(seen, 0, nn);
                 m = 0;
                 for (uint32_t i = 0; i < n; i++) {

@@ -1012,7 +1012,7 @@ static void probe_committed(rd_kafka_t *dc, const rd_kafka_topic_partition_list_
         rd_kafka_topic_partition_list_destroy(a);
 }
 
-/* The drain check (brief section 4, "Closing OLD"), run when the gate is
+/* The drain check (docs/DESIGN.md, Choosing T and closing), run when the gate is
  * SPLIT, the old colour has a drain group and the watermark condition
  * holds. True when that group has consumed, on every partition of the old
  * colour topics the proxy writes (0..n-1 of each source topic), all that
@@ -1599,7 +1599,9 @@ int gp_proxy_run(gp_proxy_t *p) {
                                         break;
                         }
                 }
-                if (r == TX_OK && (open || (!p->eos && count)))
+                /* At-least-once commits a decision with no records too,
+                 * or an idle source would never see its T published. */
+                if (r == TX_OK && (open || (!p->eos && (count || p->need_commit))))
                         r = commit(p);
                 if (r == TX_ABORT)
                         r = abort_txn(p);

@@ -1,5 +1,5 @@
 /* proxy/proxy.h: one running gate-proxy pipeline: the consume, route,
- * produce, commit loop (brief sections 4 and 5).
+ * produce, commit loop (docs/DESIGN.md, The data path).
  *
  * Thread use: gp_proxy_run() on one thread; gp_proxy_stop() from any
  * thread or a signal handler; gp_proxy_stats() from any thread. */

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # gate.delivery=at-least-once: the same routing without transactions; after
 # a clean stop nothing is lost or doubled, and the restart resumes from the
-# committed offsets and checkpoint.
+# committed offsets and checkpoint. Then a cutover while the source is idle:
+# the decisions are committed without records (T published, the old side
+# closed), and SIGTERM ends the proxy promptly with exit 0.
 source "$(dirname "$0")/lib.sh"
 
 S=gp-alo-$RUN_ID
@@ -19,4 +21,23 @@ stop_proxy
 grep -q "restored checkpoint" "$WORK/proxy.log" || fail "the restart did not restore the checkpoint"
 check "$S"
 [ "$CHECKED" = 10000 ] || fail "checked $CHECKED"
+
+say "a cutover with the source idle"
+start_proxy p
+wait_for "the restarted proxy's status" 30 key_is gate-proxy.phase steady
+"$GP_BIN" cutover --control "$WORK/cm.json" --to green >/dev/null
+wait_for "T published with no record flowing" 30 key_is watermark-stage WATERMARK_SET
+wait_for "CLEAR_TO_TEARDOWN with every partition idle" 30 key_is stage CLEAR_TO_TEARDOWN
+say "T=$(key watermark-toggle-value) published and the old side closed, no record routed"
+"$GP_BIN" finish --control "$WORK/cm.json" >/dev/null
+kill -TERM "$PROXY_PID"
+end=$(( $(date +%s) + 10 ))
+while kill -0 "$PROXY_PID" 2>/dev/null; do
+  [ "$(date +%s)" -lt "$end" ] || fail "the proxy did not stop within 10 s of SIGTERM"
+  sleep 0.1
+done
+rc=0
+wait "$PROXY_PID" || rc=$?
+PROXY_PID=""
+[ $rc -eq 0 ] || fail "proxy exited $rc after SIGTERM (expected 0)"
 say "PASS"

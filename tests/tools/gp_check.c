@@ -1,5 +1,5 @@
-/* tests/tools/gp_check.c: gp-check, the independent checker of the brief's
- * invariants 1 to 3 (and the "nothing dropped" half of 7) on a real broker.
+/* tests/tools/gp_check.c: gp-check, the independent checker of invariants
+ * 1 to 3 (docs/DESIGN.md) (and the "nothing dropped" half of 7) on a real broker.
  *
  * It reads the source topic S and the colour topics (and the dead-letter
  * topic) from the beginning to their end as a read_committed consumer sees

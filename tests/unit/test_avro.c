@@ -229,7 +229,7 @@ static void fill_json(avro_value_t *v, const cJSON *j) {
                           "a union value is null or {\"branch\": value}");
                 const cJSON *e = j->child;
                 if (e->string[0] == '#')
-                        idx = atoi(e->string + 1);
+                        idx = (int)strtol(e->string + 1, NULL, 10);
                 else
                         cr_assert_not_null(avro_schema_union_branch_by_name(s, &idx, e->string),
                                            "no branch %s", e->string);
@@ -734,12 +734,12 @@ static char *deep(const char *open, const char *leaf, const char *close, int n) 
         size_t len = strlen(leaf) + (size_t)n * (strlen(open) + strlen(close)) + 1;
         char *s = malloc(len);
         cr_assert_not_null(s);
-        s[0] = '\0';
+        size_t at = 0;
         for (int i = 0; i < n; i++)
-                strcat(s, open);
-        strcat(s, leaf);
+                at += (size_t)snprintf(s + at, len - at, "%s", open);
+        at += (size_t)snprintf(s + at, len - at, "%s", leaf);
         for (int i = 0; i < n; i++)
-                strcat(s, close);
+                at += (size_t)snprintf(s + at, len - at, "%s", close);
         return s;
 }
 
@@ -760,9 +760,10 @@ Test(avro, compile_bad_schemas) {
                         n += (size_t)snprintf(deep_rec + n, sizeof deep_rec - n, "}]}");
                 cr_assert_lt(n, sizeof deep_rec);
         }
-        char *wrapped_arrays = malloc(strlen(deep_arrays) + 100);
+        size_t wlen = strlen(deep_arrays) + 100;
+        char *wrapped_arrays = malloc(wlen);
         cr_assert_not_null(wrapped_arrays);
-        sprintf(wrapped_arrays, REC(FLD("ts", "'long'") ",{'name':'x','type':%s}"), deep_arrays);
+        snprintf(wrapped_arrays, wlen, REC(FLD("ts", "'long'") ",{'name':'x','type':%s}"), deep_arrays);
         const struct {
                 const char *schema, *path, *why;
         } cases[] = {
@@ -858,9 +859,10 @@ Test(avro, compile_needs_an_avro_extractor) {
 /* A schema nested 60 deep still compiles, and reads. */
 Test(avro, compile_deep_but_allowed) {
         char *arrs = deep("{'type':'array','items':", "'long'", "}", 30);
-        char *s = malloc(strlen(arrs) + 100);
+        size_t slen = strlen(arrs) + 100;
+        char *s = malloc(slen);
         cr_assert_not_null(s);
-        sprintf(s, REC(FLD("x", "%s") "," FLD("ts", "'long'")), arrs);
+        snprintf(s, slen, REC(FLD("x", "%s") "," FLD("ts", "'long'")), arrs);
         gp_extract_t x;
         gp_avro_t av;
         gp_avro_val_t v;
@@ -1581,7 +1583,7 @@ Test(avro, extract_compile) {
                 {"Avro:ts", "or avro:PATH"},
         };
         for (size_t k = 0; k < N(bad); k++) {
-                strcpy(err, "unchanged");
+                snprintf(err, sizeof err, "unchanged");
                 cr_assert_eq(gp_extract_compile(&x, bad[k].spec, GP_UNIT_MS, err, sizeof err), -1,
                              "%s compiled", bad[k].spec);
                 cr_assert_not_null(strstr(err, bad[k].why), "%s: \"%s\" lacks \"%s\"",

@@ -1,5 +1,5 @@
-/* tests/unit/test_checkpoint.c: the gate state <-> checkpoint line (brief
- * section 5: the checkpoint is the truth about decisions made). Round trips
+/* tests/unit/test_checkpoint.c: the gate state <-> checkpoint line (docs/DESIGN.md,
+ * The checkpoint: the truth about decisions made). Round trips
  * of many states, every malformed line refused, truncation, buffer sizes.
  * Uses gate/ only.
  *
@@ -277,7 +277,8 @@ Test(checkpoint, structural_mutations) {
         char words[16][64];
         size_t nw = 0;
         char tmp[] = OK_LINE;
-        for (char *w = strtok(tmp, " "); w; w = strtok(NULL, " "))
+        char *save = NULL;
+        for (char *w = strtok_r(tmp, " ", &save); w; w = strtok_r(NULL, " ", &save))
                 snprintf(words[nw++], sizeof(words[0]), "%s", w);
         cr_assert_eq(nw, 11u, "setup: %zu words", nw);
 
@@ -294,13 +295,11 @@ Test(checkpoint, structural_mutations) {
                                         w = words[k + 1];
                                 else if (mode == 1 && j == k + 1)
                                         w = words[k];
-                                if (line[0])
-                                        strcat(line, " ");
-                                strcat(line, w);
-                                if (mode == 2 && j == k) {
-                                        strcat(line, " ");
-                                        strcat(line, w);
-                                }
+                                size_t l = strlen(line);
+                                snprintf(line + l, sizeof(line) - l, "%s%s", line[0] ? " " : "", w);
+                                l = strlen(line);
+                                if (mode == 2 && j == k)
+                                        snprintf(line + l, sizeof(line) - l, " %s", w);
                         }
                         char what[32];
                         snprintf(what, sizeof(what), "mode %zu word", mode);

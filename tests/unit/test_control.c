@@ -1,10 +1,10 @@
 /* tests/unit/test_control.c: the blue/green ConfigMap data -> gp_control_t
- * (brief section 3). Every valid shape, every invalid one with its exact
+ * (docs/DESIGN.md, The control map). Every valid shape, every invalid one with its exact
  * error ("<key>: <reason>"), and gp_control_same_transition.
  * Uses gate/ only.
  *
- * Tests in the suite "disagreement" state what the brief says where the
- * code does something else; they are skipped unless compiled with
+ * Tests in the suite "disagreement" state a reading of the protocol that the
+ * code does not follow (docs/DESIGN.md, Decisions); they are skipped unless compiled with
  * -DGP_TEST_DISAGREEMENTS=1. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -398,8 +398,8 @@ Test(control, same_transition_table) {
                              "row %zu '%s'", i, rows[i].row);
 }
 
-/* Brief 3: "The operator rewrites the whole map each time it starts
- * deploying a child", so a map back at INITIALIZING after TRANSITIONING (or
+/* The operator rewrites the whole map each time it starts deploying a
+ * child, so a map back at INITIALIZING after TRANSITIONING (or
  * after CLEAR_TO_TEARDOWN) is a new deployment, not the transition a write
  * was planned from. gp_control_same_transition only refuses stages that
  * moved forward, so a stale WATERMARK_SET / CLEAR_TO_TEARDOWN planned from

@@ -1,10 +1,10 @@
-/* tests/unit/test_gate.c: the gate's phases and decisions (brief sections
- * 3 and 4): the transition table, gp_gate_step scenarios written as tables
+/* tests/unit/test_gate.c: the gate's phases and decisions (docs/DESIGN.md,
+ * Phases, Choosing T and closing): the transition table, gp_gate_step scenarios written as tables
  * of steps (map + watermark view + now -> phase, events, T, routing),
  * gp_gate_from_control, gp_gate_publication, gp_gate_watermark and
  * gp_align_up. Uses gate/ only.
  *
- * The suite "brief" holds cases read straight from the brief's wording
+ * The suite "rules" holds cases read straight from the protocol's rules
  * (a map that tears OLD down during the split, an idle close counted from
  * the last record, a cutoff request after T). */
 #include <criterion/criterion.h>
@@ -115,7 +115,8 @@ static void check_err(const char *scen, size_t i, const char *what, const char *
                       const char *want) {
         char buf[256];
         snprintf(buf, sizeof(buf), "%s", want);
-        for (char *s = strtok(buf, "|"); s; s = strtok(NULL, "|"))
+        char *save = NULL;
+        for (char *s = strtok_r(buf, "|", &save); s; s = strtok_r(NULL, "|", &save))
                 cr_assert(strstr(err, s), "%s step %zu '%s': err '%s' lacks '%s'", scen, i, what,
                           err, s);
 }
@@ -197,7 +198,7 @@ static void run_steps(const char *scen, gp_gate_t *g, gp_part_t *const *parts, s
 /* ---- phase table ----------------------------------------------------- */
 
 Test(phase, allowed_table) {
-        /* [from][to], what a reader of the brief expects. */
+        /* [from][to], what a reader of the protocol expects. */
         static const bool want[GP_PHASE__N][GP_PHASE__N] = {
                 /*          STEADY WAITING SPLIT CLOSED ABORTED */
                 [GP_PHASE_STEADY] = {1, 1, 0, 0, 0},
@@ -1029,13 +1030,13 @@ Test(align, table) {
         }
 }
 
-/* ---- cases read straight from the brief ------------------------------ */
+/* ---- cases read straight from the rules ------------------------------ */
 
-/* Brief 4: "Closed (after the proxy wrote CLEAR_TO_TEARDOWN), and RUNNING:
+/* Routing: "Closed (after the proxy wrote CLEAR_TO_TEARDOWN), and RUNNING:
  * every record goes to NEW". A gate still in SPLIT that reads RUNNING for
  * the same transition keeps sending ts < T to OLD (which the operator is
  * tearing down), and reports nothing. */
-Test(brief, running_map_while_split_sends_all_to_new) {
+Test(rules, running_map_while_split_sends_all_to_new) {
         gp_gate_t g = mk_gate(GP_PHASE_SPLIT, B, G, 1000, 10);
         gp_control_t c = with_set(ctl(G, RUN, false, 0), 1000);
         gp_wm_view_t wv = view(500, 999, false);
@@ -1043,15 +1044,15 @@ Test(brief, running_map_while_split_sends_all_to_new) {
         gp_gate_step(&g, NULL, 0, &c, &wv, &conf0, 20, &out);
         bool late;
         cr_assert_eq(gp_gate_dest(&g, &conf0, 999, &late), D_G,
-                     "brief 4: with the map at RUNNING, ts < T must go to NEW (phase %s)",
+                     "routing: with the map at RUNNING, ts < T must go to NEW (phase %s)",
                      gp_phase_name(g.phase));
 }
 
-/* Brief 6.6: invalid control input never changes routing and "the error is
+/* Invariant 6: invalid control input never changes routing and "the error is
  * reported". A map at CLEAR_TO_TEARDOWN / RUNNING while no T exists cannot
  * come from the protocol (only the gate writes CLEAR_TO_TEARDOWN, after T);
  * the code ignores it silently. */
-Test(brief, teardown_map_while_waiting_is_reported) {
+Test(rules, teardown_map_while_waiting_is_reported) {
         static const gp_stage_t stages[] = {GP_STAGE_CLEAR_TO_TEARDOWN, GP_STAGE_RUNNING};
         for (size_t i = 0; i < 2; i++) {
                 gp_gate_t g = mk_gate(GP_PHASE_WAITING, B, G, NONE, NONE);
@@ -1060,16 +1061,16 @@ Test(brief, teardown_map_while_waiting_is_reported) {
                 gp_step_t out;
                 gp_gate_step(&g, NULL, 0, &c, &wv, &conf0, 20, &out);
                 cr_assert(out.events & GP_EV_REFUSED,
-                          "brief 6.6: %s while waiting for T must be reported",
+                          "invariant 6: %s while waiting for T must be reported",
                           gp_stage_name(stages[i]));
         }
 }
 
-/* Brief 4: close when "every partition has been idle that long since T was
+/* Routing: close when "every partition has been idle that long since T was
  * set". Here a partition received a record after T was chosen and has been
  * quiet only for the idle timeout (not idle + lateness); the code closes
  * because it looks at when T was chosen, not at the partitions. */
-Test(brief, idle_close_counts_from_the_last_record) {
+Test(rules, idle_close_counts_from_the_last_record) {
         gp_gate_conf_t conf = conf0; /* idle 1000, lateness 100 */
         gp_gate_t g = mk_gate(GP_PHASE_SPLIT, B, G, 10000, 5000);
         gp_part_t p;
@@ -1087,14 +1088,14 @@ Test(brief, idle_close_counts_from_the_last_record) {
         gp_step_t out;
         gp_gate_step(&g, parts, 1, &c, &wv, &conf, now, &out);
         cr_assert_eq(g.phase, GP_PHASE_SPLIT,
-                     "brief 4: closed after %" PRId64 " ms of quiet, idle + lateness is %" PRId64,
+                     "routing: closed after %" PRId64 " ms of quiet, idle + lateness is %" PRId64,
                      now - p.last_wall, conf.idle_ms + conf.lateness_ms);
 }
 
-/* Brief 4: an explicit T "is accepted only if it keeps the invariant;
+/* Routing: an explicit T "is accepted only if it keeps the invariant;
  * otherwise it is refused with an error key". A request that arrives after
  * T was chosen is neither applied nor refused: it is ignored silently. */
-Test(brief, request_after_t_is_refused) {
+Test(rules, request_after_t_is_refused) {
         gp_gate_t g = mk_gate(GP_PHASE_SPLIT, B, G, 10000, 5000);
         gp_control_t c = with_req(with_set(ctl(G, TRANS, false, 0), 10000), 20000, 0);
         gp_wm_view_t wv = view(9000, 9500, false);
@@ -1102,6 +1103,6 @@ Test(brief, request_after_t_is_refused) {
         gp_gate_step(&g, NULL, 0, &c, &wv, &conf0, 6000, &out);
         cr_assert_eq(g.cutoff, 10000, "T must not move during the split");
         cr_assert(out.events & GP_EV_REFUSED,
-                  "brief 4: a cutoff request the gate does not apply must be refused with a "
+                  "routing: a cutoff request the gate does not apply must be refused with a "
                   "reason");
 }

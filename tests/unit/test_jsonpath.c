@@ -128,7 +128,8 @@ Test(jsonpath, compile_segments) {
                         else
                                 snprintf(one, sizeof one, "%sk:%.*s", s ? "|" : "",
                                          (int)p.seg[s].keylen, p.seg[s].key);
-                        strcat(got, one);
+                        size_t gl = strlen(got);
+                        snprintf(got + gl, sizeof(got) - gl, "%s", one);
                         if (!p.seg[s].is_index)
                                 cr_assert_eq(strlen(p.seg[s].key), p.seg[s].keylen);
                 }

@@ -1,4 +1,4 @@
-/* tests/unit/test_route.c: the routing rule (brief section 4) as a table,
+/* tests/unit/test_route.c: the routing rule (docs/DESIGN.md, Phases) as a table,
  * the partition counters kept by gp_gate_route, and two properties: the
  * split never sends ts >= T to OLD nor ts < T to NEW (invariant 3), and a
  * replay from a decoded checkpoint gives the same destinations
