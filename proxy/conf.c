@@ -826,6 +826,9 @@ static const struct {
         {"enable.idempotence",
          "set by gate-proxy (true): transactions and ordered retries need it"},
         {"auto.offset.reset", "set by gate-proxy; use gate.source.start"},
+        {"allow.auto.create.topics",
+         "set by gate-proxy (false): a topic is created only by gate.topics.create, with "
+         "the source's partition count"},
 };
 
 #define N_RESERVED (sizeof(reserved) / sizeof(reserved[0]))

@@ -1297,6 +1297,10 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                 goto fail;
         int bad = 0;
         set_kafka_conf(kc, "enable.idempotence", "true", err, errlen, &bad);
+        /* A producer's metadata request creates a missing topic on a broker
+         * with auto.create.topics.enable (Kafka's default), with the
+         * broker's partition count and behind gate.topics.create. */
+        set_kafka_conf(kc, "allow.auto.create.topics", "false", err, errlen, &bad);
         if (p->eos)
                 set_kafka_conf(kc, "transactional.id", conf->transactional_id, err, errlen, &bad);
         /* Room for the largest record routed (gate.record.max.bytes), unless

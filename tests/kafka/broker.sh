@@ -23,6 +23,8 @@
 #   GP_KAFKA_JVM_OPTS extra JVM options (default: serial GC, C1 only: this
 #                     runs on 2 shared cores)
 #   GP_KAFKA_START_TIMEOUT seconds to wait for the broker (default 60)
+#   GP_KAFKA_AUTO_CREATE   auto.create.topics.enable (default false; Kafka's
+#                     own default is true)
 #   JAVA_HOME / JAVA  which java to use (default: java on PATH, /usr/bin/java)
 #   GP_KAFKA_LOG4J_VERSION  log4j2 version for 4.x jars (default: pom-4.x.xml's)
 #
@@ -167,7 +169,7 @@ num.partitions=1
 # time-based retention would delete them under the test. Keep everything.
 log.retention.ms=-1
 default.replication.factor=1
-auto.create.topics.enable=false
+auto.create.topics.enable=${GP_KAFKA_AUTO_CREATE:-false}
 group.initial.rebalance.delay.ms=0
 
 offsets.topic.replication.factor=1
