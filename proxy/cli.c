@@ -2,6 +2,7 @@
  * abort, status, demo, and the configuration reference. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,8 +490,19 @@ int gp_cli_status(const char *path, int json) {
 
 static gp_proxy_t *volatile running;
 
+static volatile sig_atomic_t signalled;
+
+/* The first SIGTERM or SIGINT asks the loop to finish its open transaction
+ * and stop (exit 0); a second ends the process at once, with 128 + the
+ * signal's number, as a shell reports it: the open transaction is left to
+ * the broker to abort, and a restart goes on from the last commit. */
 static void on_signal(int sig) {
-        (void)sig;
+        if (signalled++) {
+                static const char msg[] = "gate-proxy: second signal: exiting at once\n";
+                ssize_t w = write(2, msg, sizeof(msg) - 1);
+                (void)w;
+                _exit(128 + sig);
+        }
         if (running)
                 gp_proxy_stop(running);
 }
@@ -541,14 +553,27 @@ static int cmd_run(int argc, char **argv) {
         if (*warning)
                 gp_warn("%s", warning);
 
+        /* The threads gp_proxy_new starts (watch, fetch wake-up; librdkafka
+         * blocks signals in its own) inherit a mask with SIGTERM and SIGINT
+         * blocked, so both reach this thread's handler only. A write to a
+         * closed socket is an error return, never SIGPIPE. */
+        sigset_t stops, was;
+        sigemptyset(&stops);
+        sigaddset(&stops, SIGTERM);
+        sigaddset(&stops, SIGINT);
+        pthread_sigmask(SIG_BLOCK, &stops, &was);
+        signal(SIGPIPE, SIG_IGN);
         gp_proxy_t *p = gp_proxy_new(&conf, err, sizeof(err));
-        if (!p)
+        if (!p) {
+                pthread_sigmask(SIG_SETMASK, &was, NULL);
                 goto fail;
+        }
         running = p;
         struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGINT, &sa, NULL);
+        pthread_sigmask(SIG_SETMASK, &was, NULL);
         code = gp_proxy_run(p);
         running = NULL;
         gp_proxy_destroy(p);

@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,7 @@ struct gp_proxy {
         gp_gate_t gate, cgate; /* working and committed decisions */
         bool need_commit;
         bool eos;
-        volatile sig_atomic_t stop;
+        atomic_int stop; /* set by gp_proxy_stop: a signal handler or another thread */
 
         int64_t next_discovery, next_status, next_publish, next_ctl_warn;
         int64_t next_ctl_check; /* inside a transaction window */
@@ -567,7 +568,9 @@ static void rewind_to_commit(gp_proxy_t *p) {
         p->need_commit = false;
         p->txn_begin = -1;
         assign_all(p);
+        pthread_mutex_lock(&p->lock);
         p->stats.aborts++;
+        pthread_mutex_unlock(&p->lock);
 }
 
 static void on_committed(gp_proxy_t *p) {
@@ -1393,7 +1396,7 @@ fail:
 }
 
 void gp_proxy_stop(gp_proxy_t *p) {
-        p->stop = 1;
+        atomic_store(&p->stop, 1);
 }
 
 void gp_proxy_stats(gp_proxy_t *p, gp_stats_t *out) {

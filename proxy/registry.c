@@ -289,7 +289,7 @@ static void pause_ms(int64_t ms) {
         nanosleep(&ts, NULL);
 }
 
-int gp_registry_fetch(gp_registry_t *r, uint32_t id, const volatile sig_atomic_t *stop) {
+int gp_registry_fetch(gp_registry_t *r, uint32_t id, const atomic_int *stop) {
         char why[512] = "";
         int64_t start = gp_mono_ms(), wait = 250;
         int64_t end = start + r->conf->registry_retry_ms;

@@ -10,6 +10,7 @@
 #define GP_PROXY_REGISTRY_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "gate/avro.h"
@@ -44,7 +45,7 @@ int gp_registry_lookup(gp_registry_t *r, uint32_t id, int64_t mono, gp_schema_re
  * without the path); -1 when the registry stayed out of reach (cached as
  * registry-unavailable for schema.registry.retry.ms); -2 as soon as *stop
  * is set. */
-int gp_registry_fetch(gp_registry_t *r, uint32_t id, const volatile sig_atomic_t *stop);
+int gp_registry_fetch(gp_registry_t *r, uint32_t id, const atomic_int *stop);
 
 /* Counters since start. */
 typedef struct gp_registry_stats {
