@@ -94,7 +94,7 @@ int gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n, const gp_control_t
         for (int attempt = 0; attempt < 8; attempt++) {
                 if (!c->doc && gp_ctl_poll(c, true) < 0) {
                         snprintf(err, errlen, "%s", c->error);
-                        return GP_CTL_ERR;
+                        return GP_CTL_INVALID;
                 }
                 /* The map is invalid now: a decision waits for a valid one;
                  * status keys go into a document that parses (compared on
@@ -102,7 +102,7 @@ int gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n, const gp_control_t
                  * or unreadable file is not touched. */
                 if (c->error[0] && (base || !c->bad_rv[0])) {
                         snprintf(err, errlen, "%s", c->error);
-                        return GP_CTL_ERR;
+                        return GP_CTL_INVALID;
                 }
                 if (base && (!c->have || !gp_control_same_transition(base, &c->cur)))
                         return GP_CTL_DROPPED;

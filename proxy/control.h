@@ -23,6 +23,7 @@ enum {
         GP_CTL_ERR = -1,
         GP_CTL_CONFLICT = 1, /* resourceVersion moved (backend write) */
         GP_CTL_DROPPED = 2,  /* not written: the map moved to another transition */
+        GP_CTL_INVALID = 3,  /* not written: the map is missing or invalid (gp_ctl_error) */
 };
 
 /* A backend: read the current document; write a patch (value NULL removes
@@ -78,7 +79,8 @@ const gp_cm_t *gp_ctl_document(const gp_ctl_t *c);
 
 /* Writes patch. base NULL: unconditional (status keys). Otherwise the
  * write is dropped (GP_CTL_DROPPED) if the map no longer describes the
- * transition base described. GP_CTL_OK, GP_CTL_DROPPED or GP_CTL_ERR. */
+ * transition base described. GP_CTL_OK, GP_CTL_DROPPED, GP_CTL_INVALID (the
+ * map is missing or invalid now: gp_ctl_error says why) or GP_CTL_ERR. */
 int gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n, const gp_control_t *base,
                  char *err, size_t errlen);
 

@@ -202,16 +202,21 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
         gp_log(l, "librdkafka %s: %s", fac, buf);
 }
 
-static void rebuild_pptrs(gp_proxy_t *p) {
+/* -1 when out of memory, the old array kept. */
+static int rebuild_pptrs(gp_proxy_t *p) {
         size_t n = 0;
         for (int t = 0; t < p->n_topics; t++)
                 n += (size_t)p->topics[t].n;
+        gp_part_t **np = calloc(n ? n : 1, sizeof(*np));
+        if (!np)
+                return -1;
         free(p->pptrs);
-        p->pptrs = calloc(n ? n : 1, sizeof(*p->pptrs));
+        p->pptrs = np;
         p->n_pptrs = 0;
         for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n; i++)
                         p->pptrs[p->n_pptrs++] = &p->topics[t].parts[i].st;
+        return 0;
 }
 
 /* ---- topics ------------------------------------------------------------ */
@@ -220,6 +225,11 @@ static void rebuild_pptrs(gp_proxy_t *p) {
 static int topic_partitions(rd_kafka_t *rk, const char *name, char *err, size_t errlen) {
         const struct rd_kafka_metadata *md = NULL;
         rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, name, NULL);
+        if (!rkt) {
+                snprintf(err, errlen, "metadata for %s: %s", name,
+                         rd_kafka_err2str(rd_kafka_last_error()));
+                return -1;
+        }
         rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, rkt, &md, 10000);
         int n = -1;
         rd_kafka_topic_destroy(rkt);
@@ -249,18 +259,26 @@ static int create_topic(gp_proxy_t *p, const char *name, int n, int grow, char *
         rd_kafka_AdminOptions_set_operation_timeout(o, 10000, NULL, 0);
         int rc = -1;
         rd_kafka_event_t *ev;
+        char why[256] = "";
         if (grow) {
-                rd_kafka_NewPartitions_t *np = rd_kafka_NewPartitions_new(name, (size_t)n, NULL, 0);
-                rd_kafka_CreatePartitions(p->prod, &np, 1, o, q);
-                rd_kafka_NewPartitions_destroy(np);
+                rd_kafka_NewPartitions_t *np =
+                        rd_kafka_NewPartitions_new(name, (size_t)n, why, sizeof(why));
+                if (np) {
+                        rd_kafka_CreatePartitions(p->prod, &np, 1, o, q);
+                        rd_kafka_NewPartitions_destroy(np);
+                }
         } else {
-                rd_kafka_NewTopic_t *nt =
-                        rd_kafka_NewTopic_new(name, n, p->conf->topics_replication, NULL, 0);
-                rd_kafka_CreateTopics(p->prod, &nt, 1, o, q);
-                rd_kafka_NewTopic_destroy(nt);
+                rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(
+                        name, n, p->conf->topics_replication, why, sizeof(why));
+                if (nt) {
+                        rd_kafka_CreateTopics(p->prod, &nt, 1, o, q);
+                        rd_kafka_NewTopic_destroy(nt);
+                }
         }
-        ev = rd_kafka_queue_poll(q, 15000);
-        if (!ev) {
+        ev = why[0] ? NULL : rd_kafka_queue_poll(q, 15000);
+        if (why[0]) {
+                snprintf(err, errlen, "%s: %s", name, why);
+        } else if (!ev) {
                 snprintf(err, errlen, "%s: creating timed out", name);
         } else if (rd_kafka_event_error(ev)) {
                 snprintf(err, errlen, "%s: %s", name, rd_kafka_event_error_string(ev));
@@ -351,7 +369,8 @@ static int grow_slot(gp_proxy_t *p, tslot_t *t, int n, bool latest) {
                 np[i].wrote[0] = np[i].wrote[1] = np[i].cwrote[0] = np[i].cwrote[1] = -1;
         }
         t->n = n;
-        rebuild_pptrs(p);
+        if (rebuild_pptrs(p))
+                return -1;
         return 0;
 }
 
@@ -459,7 +478,10 @@ static rd_kafka_topic_partition_list_t *checkpoint_list(gp_proxy_t *p, const gp_
                                 rd_kafka_topic_partition_list_add(l, p->topics[t].name, i);
                         tp->offset = ps->pos;
                         int n = gp_ckpt_encode(g, &ps->st, line, sizeof(line));
-                        tp->metadata = malloc((size_t)n);
+                        if (n < 0 || !(tp->metadata = malloc((size_t)n))) {
+                                rd_kafka_topic_partition_list_destroy(l);
+                                return NULL;
+                        }
                         memcpy(tp->metadata, line, (size_t)n);
                         tp->metadata_size = (size_t)n;
                 }
@@ -797,6 +819,11 @@ static txres_t commit(gp_proxy_t *p) {
         g.seq = p->cgate.seq + 1;
         rd_kafka_topic_partition_list_t *l = checkpoint_list(p, &g);
         txres_t r;
+        if (!l) {
+                gp_error("out of memory for the checkpoint: exiting (code %d) for a restart",
+                         GP_EXIT_FATAL);
+                return TX_FATAL;
+        }
         GP_FAULT("before-send-offsets");
         if (p->eos) {
                 rd_kafka_error_t *e;
@@ -927,14 +954,13 @@ static void status_write(gp_proxy_t *p, int64_t now, const gp_wm_view_t *wv) {
                 {"gate-proxy.heartbeat", hb},       {"gate-proxy.warning", p->drain_warning},
         };
         char err[512];
-        if (gp_ctl_patch(p->ctl, kv, sizeof(kv) / sizeof(kv[0]), NULL, err, sizeof(err))) {
-                /* A missing or unreadable map is left alone; boundary()
-                 * has said why, once. */
-                if (!strcmp(err, gp_ctl_error(p->ctl)))
-                        gp_debug("status not written: %s", err);
-                else
-                        gp_warn("status write: %s", err);
-        }
+        int rc = gp_ctl_patch(p->ctl, kv, sizeof(kv) / sizeof(kv[0]), NULL, err, sizeof(err));
+        /* A missing or unreadable map is left alone; boundary() has said
+         * why, once. */
+        if (rc == GP_CTL_INVALID)
+                gp_debug("status not written: %s", err);
+        else if (rc)
+                gp_warn("status write: %s", err);
 }
 
 /* Publishes the committed decisions the map does not show yet. */
@@ -962,7 +988,7 @@ static void publish(gp_proxy_t *p, int64_t mono) {
                         gp_info("published %s=%s", kv[i].key, kv[i].value);
         } else if (rc == GP_CTL_DROPPED) {
                 gp_info("not published: the map moved on to another transition");
-        } else if (!strcmp(err, gp_ctl_error(p->ctl))) {
+        } else if (rc == GP_CTL_INVALID) {
                 /* Invalid map (boundary() said why): published once it is
                  * valid again and still asks for this transition. */
                 gp_debug("not published while the map is invalid: %s", err);
@@ -1464,14 +1490,22 @@ static int setup_topics(gp_proxy_t *p, char *err, size_t errlen) {
                         if ((t->out_n[c] = ensure_topic(p, t->out_name[c], n, "colour", err,
                                                         errlen)) < 0)
                                 return -1;
-                        t->out[c] = rd_kafka_topic_new(p->prod, t->out_name[c], NULL);
+                        if (!(t->out[c] = rd_kafka_topic_new(p->prod, t->out_name[c], NULL))) {
+                                snprintf(err, errlen, "%s: %s", t->out_name[c],
+                                         rd_kafka_err2str(rd_kafka_last_error()));
+                                return -1;
+                        }
                 }
                 if (grow_slot(p, t, n, conf->source_start == GP_START_LATEST))
                         return -1;
         }
         if ((p->dlq_n = ensure_topic(p, conf->dlq_topic, 1, "dead-letter", err, errlen)) < 0)
                 return -1;
-        p->dlq = rd_kafka_topic_new(p->prod, conf->dlq_topic, NULL);
+        if (!(p->dlq = rd_kafka_topic_new(p->prod, conf->dlq_topic, NULL))) {
+                snprintf(err, errlen, "%s: %s", conf->dlq_topic,
+                         rd_kafka_err2str(rd_kafka_last_error()));
+                return -1;
+        }
         return 0;
 }
 

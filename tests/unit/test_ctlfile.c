@@ -164,16 +164,16 @@ Test(ctlfile, unreadable_map_is_not_written) {
                 put(bads[i]);
                 cr_assert_eq(gp_ctl_poll(c, false), -1);
                 snprintf(before, sizeof(before), "%s", slurp());
-                cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, err, sizeof(err)), GP_CTL_ERR,
+                cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, err, sizeof(err)), GP_CTL_INVALID,
                              "status written into bad document %zu", i);
-                cr_assert_eq(gp_ctl_patch(c, dec, 1, &base, err, sizeof(err)), GP_CTL_ERR,
+                cr_assert_eq(gp_ctl_patch(c, dec, 1, &base, err, sizeof(err)), GP_CTL_INVALID,
                              "decision written into bad document %zu", i);
                 cr_assert_str_eq(slurp(), before, "bad document %zu changed", i);
                 cr_assert_eq(gp_ctl_current(c)->stage, GP_STAGE_TRANSITIONING);
         }
         unlink(path);
         cr_assert_eq(gp_ctl_poll(c, false), -1);
-        cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, err, sizeof(err)), GP_CTL_ERR);
+        cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, err, sizeof(err)), GP_CTL_INVALID);
         cr_assert(strstr(err, "not found"), "%s", err);
         cr_assert_null(slurp(), "a deleted map was created again");
         gp_ctl_destroy(c);
@@ -193,7 +193,7 @@ Test(ctlfile, status_goes_into_a_map_with_a_bad_value) {
         gp_kv_t st[] = {{"gate-proxy.error", "bad stage"}};
         cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, err, sizeof(err)), GP_CTL_OK, "%s", err);
         gp_kv_t dec[] = {{"stage", "CLEAR_TO_TEARDOWN"}};
-        cr_assert_eq(gp_ctl_patch(c, dec, 1, &base, err, sizeof(err)), GP_CTL_ERR);
+        cr_assert_eq(gp_ctl_patch(c, dec, 1, &base, err, sizeof(err)), GP_CTL_INVALID);
         gp_cm_t *now = gp_ctlfile_load(path, err, sizeof(err));
         cr_assert_str_eq(gp_cm_get(now, "stage"), "WARMING", "the bad value was replaced");
         cr_assert_str_eq(gp_cm_get(now, "gate-proxy.error"), "bad stage");
