@@ -22,6 +22,23 @@
 #define GP_KEY_REQ_ALIGN "gate-proxy.request.align-ms"
 /* Prefix of the proxy's own status keys. */
 #define GP_KEY_STATUS_PREFIX "gate-proxy."
+/* The proxy's status keys, all under GP_KEY_STATUS_PREFIX. */
+#define GP_KEY_PHASE "gate-proxy.phase"
+#define GP_KEY_TRANSITION "gate-proxy.transition"
+#define GP_KEY_CUTOFF "gate-proxy.cutoff"
+#define GP_KEY_WATERMARK "gate-proxy.watermark"
+#define GP_KEY_COUNT_BLUE "gate-proxy.count.blue"
+#define GP_KEY_COUNT_GREEN "gate-proxy.count.green"
+#define GP_KEY_COUNT_DLQ "gate-proxy.count.dlq"
+#define GP_KEY_COUNT_LATE "gate-proxy.count.late"
+#define GP_KEY_ABORTED_ROUTED "gate-proxy.aborted-routed"
+#define GP_KEY_ERROR "gate-proxy.error"
+#define GP_KEY_HEARTBEAT "gate-proxy.heartbeat"
+#define GP_KEY_WARNING "gate-proxy.warning"
+/* The headers of a dead-lettered record: the reason, and where it was read
+ * (topic/partition/offset). */
+#define GP_HDR_ERROR "gate-proxy.error"
+#define GP_HDR_SOURCE "gate-proxy.source"
 
 typedef enum {
         GP_STAGE_INITIALIZING = 0,

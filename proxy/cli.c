@@ -201,7 +201,7 @@ static int load_control(const char *cmd, gp_ctl_t *ctl, gp_control_t *c, char *r
                 return 1;
         snprintf(rv, rvlen, "%s", gp_cm_resource_version(cm));
         /* What the proxy warns of, said where the transition is asked for. */
-        const char *w = gp_cm_get(cm, "gate-proxy.warning");
+        const char *w = gp_cm_get(cm, GP_KEY_WARNING);
         if (w && *w && !strcmp(cmd, "cutover"))
                 fprintf(stderr, "gate-proxy cutover: warning: the proxy reports %s\n", w);
         gp_cm_destroy(cm);
@@ -311,14 +311,14 @@ int gp_cli_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
                         snprintf(line, sizeof(line),
                                  "stage=%s T=%s phase=%s watermark=%s blue=%s green=%s "
                                  "dlq=%s%s%s",
-                                 stage, get(cm, GP_KEY_TOGGLE), get(cm, "gate-proxy.phase"),
-                                 get(cm, "gate-proxy.watermark"),
-                                 get(cm, "gate-proxy.count.blue"),
-                                 get(cm, "gate-proxy.count.green"),
-                                 get(cm, "gate-proxy.count.dlq"),
-                                 *get(cm, "gate-proxy.error") != '-' ? " error=" : "",
-                                 *get(cm, "gate-proxy.error") != '-'
-                                         ? get(cm, "gate-proxy.error") : "");
+                                 stage, get(cm, GP_KEY_TOGGLE), get(cm, GP_KEY_PHASE),
+                                 get(cm, GP_KEY_WATERMARK),
+                                 get(cm, GP_KEY_COUNT_BLUE),
+                                 get(cm, GP_KEY_COUNT_GREEN),
+                                 get(cm, GP_KEY_COUNT_DLQ),
+                                 *get(cm, GP_KEY_ERROR) != '-' ? " error=" : "",
+                                 *get(cm, GP_KEY_ERROR) != '-'
+                                         ? get(cm, GP_KEY_ERROR) : "");
                         int done = !strcmp(stage, "CLEAR_TO_TEARDOWN");
                         gp_cm_destroy(cm);
                         if (!quiet && strcmp(line, last)) {
@@ -441,15 +441,15 @@ int gp_cli_ctl_status(gp_ctl_t *ctl, int json) {
         else
                 printf("cutoff      none %s\n", get(cm, GP_KEY_WM_STAGE));
         printf("proxy       phase=%s transition=%s watermark=%s heartbeat=%s\n",
-               get(cm, "gate-proxy.phase"), get(cm, "gate-proxy.transition"),
-               get(cm, "gate-proxy.watermark"), get(cm, "gate-proxy.heartbeat"));
+               get(cm, GP_KEY_PHASE), get(cm, GP_KEY_TRANSITION),
+               get(cm, GP_KEY_WATERMARK), get(cm, GP_KEY_HEARTBEAT));
         printf("counts      blue=%s green=%s dlq=%s late=%s aborted-routed=%s\n",
-               get(cm, "gate-proxy.count.blue"), get(cm, "gate-proxy.count.green"),
-               get(cm, "gate-proxy.count.dlq"), get(cm, "gate-proxy.count.late"),
-               get(cm, "gate-proxy.aborted-routed"));
-        printf("error       %s\n", get(cm, "gate-proxy.error"));
-        if (*get(cm, "gate-proxy.warning") != '-')
-                printf("warning     %s\n", get(cm, "gate-proxy.warning"));
+               get(cm, GP_KEY_COUNT_BLUE), get(cm, GP_KEY_COUNT_GREEN),
+               get(cm, GP_KEY_COUNT_DLQ), get(cm, GP_KEY_COUNT_LATE),
+               get(cm, GP_KEY_ABORTED_ROUTED));
+        printf("error       %s\n", get(cm, GP_KEY_ERROR));
+        if (*get(cm, GP_KEY_WARNING) != '-')
+                printf("warning     %s\n", get(cm, GP_KEY_WARNING));
         gp_cm_destroy(cm);
         return 0;
 }

@@ -745,8 +745,8 @@ static int handle(gp_proxy_t *p, tslot_t *t, rd_kafka_message_t *m, int64_t now,
         snprintf(src, sizeof(src), "%s/%d/%" PRId64, t->name, m->partition, m->offset);
         if (!hdrs)
                 hdrs = rd_kafka_headers_new(2);
-        rd_kafka_header_add(hdrs, "gate-proxy.error", -1, why, -1);
-        rd_kafka_header_add(hdrs, "gate-proxy.source", -1, src, -1);
+        rd_kafka_header_add(hdrs, GP_HDR_ERROR, -1, why, -1);
+        rd_kafka_header_add(hdrs, GP_HDR_SOURCE, -1, src, -1);
         return produce(p, p->dlq, m->partition % p->dlq_n, m,
                        tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? 0 : kts, hdrs);
 }
@@ -946,12 +946,12 @@ static void status_write(gp_proxy_t *p, int64_t now, const gp_wm_view_t *wv) {
         snprintf(v[8], 40, "%" PRIu64, s.aborted_routed);
         gp_time_format(now, hb, sizeof(hb));
         gp_kv_t kv[] = {
-                {"gate-proxy.phase", v[0]},         {"gate-proxy.transition", v[1]},
-                {"gate-proxy.cutoff", v[2]},        {"gate-proxy.watermark", v[3]},
-                {"gate-proxy.count.blue", v[4]},    {"gate-proxy.count.green", v[5]},
-                {"gate-proxy.count.dlq", v[6]},     {"gate-proxy.count.late", v[7]},
-                {"gate-proxy.aborted-routed", v[8]}, {"gate-proxy.error", current_error(p)},
-                {"gate-proxy.heartbeat", hb},       {"gate-proxy.warning", p->drain_warning},
+                {GP_KEY_PHASE, v[0]},         {GP_KEY_TRANSITION, v[1]},
+                {GP_KEY_CUTOFF, v[2]},        {GP_KEY_WATERMARK, v[3]},
+                {GP_KEY_COUNT_BLUE, v[4]},    {GP_KEY_COUNT_GREEN, v[5]},
+                {GP_KEY_COUNT_DLQ, v[6]},     {GP_KEY_COUNT_LATE, v[7]},
+                {GP_KEY_ABORTED_ROUTED, v[8]}, {GP_KEY_ERROR, current_error(p)},
+                {GP_KEY_HEARTBEAT, hb},       {GP_KEY_WARNING, p->drain_warning},
         };
         char err[512];
         int rc = gp_ctl_patch(p->ctl, kv, sizeof(kv) / sizeof(kv[0]), NULL, err, sizeof(err));

@@ -27,14 +27,15 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "gate/control.h"
 #include "gate/jsonpath.h"
 #include "gate/timeparse.h"
 
 #define NONE UINT32_MAX
 #define MAX_DETAILS 20
 #define ARENA_BLOCK (1u << 20)
-#define HDR_SOURCE "gate-proxy.source"
-#define HDR_ERROR "gate-proxy.error"
+#define HDR_SOURCE GP_HDR_SOURCE
+#define HDR_ERROR GP_HDR_ERROR
 
 #define EXIT_OK 0
 #define EXIT_PROBLEMS 1
