@@ -194,16 +194,17 @@ static gp_cm_t *load(const char *cmd, gp_ctl_t *ctl, gp_control_t *c) {
 }
 
 /* Loads the map into *c and its resourceVersion into rv. 0 or 1. */
+/* warn: where to copy the proxy's gate-proxy.warning ("" without one), or
+ * NULL. */
 static int load_control(const char *cmd, gp_ctl_t *ctl, gp_control_t *c, char *rv,
-                        size_t rvlen) {
+                        size_t rvlen, char *warn, size_t warnlen) {
         gp_cm_t *cm = load(cmd, ctl, c);
         if (!cm)
                 return 1;
         snprintf(rv, rvlen, "%s", gp_cm_resource_version(cm));
-        /* What the proxy warns of, said where the transition is asked for. */
         const char *w = gp_cm_get(cm, GP_KEY_WARNING);
-        if (w && *w && !strcmp(cmd, "cutover"))
-                fprintf(stderr, "gate-proxy cutover: warning: the proxy reports %s\n", w);
+        if (warn)
+                snprintf(warn, warnlen, "%s", w ? w : "");
         gp_cm_destroy(cm);
         return 0;
 }
@@ -249,13 +250,13 @@ int gp_cli_ctl_init(gp_ctl_t *ctl, gp_colour_t active, int force) {
 }
 
 int gp_cli_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
-        char d[24], at[24], al[24], rv[64];
+        char d[24], at[24], al[24], rv[64], warn[512] = "";
         snprintf(d, sizeof(d), "%" PRId64, o->delay_ms);
         snprintf(at, sizeof(at), "%" PRId64, o->at);
         snprintf(al, sizeof(al), "%" PRId64, o->align_ms);
         for (int attempt = 0;; attempt++) {
                 gp_control_t c;
-                if (load_control("cutover", ctl, &c, rv, sizeof(rv)))
+                if (load_control("cutover", ctl, &c, rv, sizeof(rv), warn, sizeof(warn)))
                         return 1;
                 bool mid = !c.is_first && (c.stage == GP_STAGE_INITIALIZING ||
                                            c.stage == GP_STAGE_TRANSITIONING);
@@ -291,6 +292,9 @@ int gp_cli_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
         printf("%s: transition to %s started (delay %" PRId64 " ms%s%s)\n",
                gp_ctl_describe(ctl), gp_colour_name(o->to), o->delay_ms,
                o->at == GP_TS_NONE ? "" : ", asked T=", o->at == GP_TS_NONE ? "" : at);
+        /* What the proxy warns of, said where the transition is asked for. */
+        if (*warn && !o->quiet)
+                fprintf(stderr, "gate-proxy cutover: warning: the proxy reports %s\n", warn);
         return 0;
 }
 
@@ -347,7 +351,7 @@ int gp_cli_ctl_finish(gp_ctl_t *ctl, int force) {
         gp_control_t c;
         char rv[64];
         for (int attempt = 0;; attempt++) {
-                if (load_control("finish", ctl, &c, rv, sizeof(rv)))
+                if (load_control("finish", ctl, &c, rv, sizeof(rv), NULL, 0))
                         return 1;
                 if (c.stage != GP_STAGE_CLEAR_TO_TEARDOWN && !force) {
                         fprintf(stderr, "gate-proxy finish: stage is %s, not CLEAR_TO_TEARDOWN: "
@@ -373,7 +377,7 @@ int gp_cli_ctl_abort(gp_ctl_t *ctl, int has_to, gp_colour_t to) {
         char rv[64];
         for (int attempt = 0;; attempt++) {
                 gp_control_t c;
-                if (load_control("abort", ctl, &c, rv, sizeof(rv)))
+                if (load_control("abort", ctl, &c, rv, sizeof(rv), NULL, 0))
                         return 1;
                 survivor = has_to ? to : c.is_first ? c.active : gp_colour_other(c.active);
                 gp_kv_t kv[] = {{GP_KEY_ACTIVE, gp_colour_upper(survivor)},

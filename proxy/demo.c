@@ -274,8 +274,9 @@ int gp_demo_main(int argc, char **argv) {
                 int64_t now = gp_mono_ms();
                 const char *note = "";
                 if (!started && d.produced >= d.records / 2) {
+                        /* quiet: the demo's reader is no job to drain */
                         gp_cutover_opts_t co = {.to = GP_GREEN, .delay_ms = 1000,
-                                                .at = GP_TS_NONE};
+                                                .at = GP_TS_NONE, .quiet = 1};
                         if (tty)
                                 fputc('\n', stderr);
                         if (gp_cli_cutover(control, &co))

@@ -172,7 +172,7 @@ static void await_key(rig_t *r, const char *k, const char *want, int secs) {
 }
 
 static void cutover(rig_t *r, gp_colour_t to) {
-        gp_cutover_opts_t co = {.to = to, .delay_ms = 0, .at = GP_TS_NONE};
+        gp_cutover_opts_t co = {.to = to, .delay_ms = 0, .at = GP_TS_NONE, .quiet = 1};
         cr_assert_eq(gp_cli_cutover(r->control, &co), 0);
 }
 
