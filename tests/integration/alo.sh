@@ -30,14 +30,6 @@ wait_for "T published with no record flowing" 30 key_is watermark-stage WATERMAR
 wait_for "CLEAR_TO_TEARDOWN with every partition idle" 30 key_is stage CLEAR_TO_TEARDOWN
 say "T=$(key watermark-toggle-value) published and the old side closed, no record routed"
 "$GP_BIN" finish --control "$WORK/cm.json" >/dev/null
-kill -TERM "$PROXY_PID"
-end=$(( $(date +%s) + 10 ))
-while kill -0 "$PROXY_PID" 2>/dev/null; do
-  [ "$(date +%s)" -lt "$end" ] || fail "the proxy did not stop within 10 s of SIGTERM"
-  sleep 0.1
-done
-rc=0
-wait "$PROXY_PID" || rc=$?
-PROXY_PID=""
-[ $rc -eq 0 ] || fail "proxy exited $rc after SIGTERM (expected 0)"
+signal_proxy TERM 10 "SIGTERM"
+[ $EXIT_RC -eq 0 ] || fail "proxy exited $EXIT_RC after SIGTERM (expected 0)"
 say "PASS"

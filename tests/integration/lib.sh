@@ -77,6 +77,20 @@ stop_proxy() {
   say "proxy stopped cleanly"
 }
 
+# signal_proxy SIGNAL SECONDS WHAT: sends SIGNAL and waits up to SECONDS for
+# the proxy to exit (else fails, naming WHAT); its exit code goes to EXIT_RC
+signal_proxy() {
+  kill -"$1" "$PROXY_PID"
+  local end=$(( $(date +%s) + $2 ))
+  while kill -0 "$PROXY_PID" 2>/dev/null; do
+    [ "$(date +%s)" -lt "$end" ] || fail "$3 did not end the proxy within $2 s"
+    sleep 0.05
+  done
+  EXIT_RC=0
+  wait "$PROXY_PID" || EXIT_RC=$?
+  PROXY_PID=""
+}
+
 kill_proxy() {
   kill -9 "$PROXY_PID" 2>/dev/null || true
   wait "$PROXY_PID" 2>/dev/null || true

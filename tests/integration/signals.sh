@@ -24,17 +24,9 @@ kill -TERM "$PROXY_PID"
 sleep 1
 kill -0 "$PROXY_PID" 2>/dev/null || fail "one SIGTERM ended a proxy that holds an open transaction"
 t0=$(date +%s%N)
-kill -TERM "$PROXY_PID"
-end=$(( $(date +%s) + 5 ))
-while kill -0 "$PROXY_PID" 2>/dev/null; do
-  [ "$(date +%s)" -lt "$end" ] || fail "a second SIGTERM did not end the proxy within 5 s"
-  sleep 0.05
-done
-rc=0
-wait "$PROXY_PID" || rc=$?
-PROXY_PID=""
+signal_proxy TERM 5 "a second SIGTERM"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-[ $rc -eq 143 ] || fail "exit $rc after a second SIGTERM (expected 143)"
+[ $EXIT_RC -eq 143 ] || fail "exit $EXIT_RC after a second SIGTERM (expected 143)"
 grep -q "second signal: exiting at once" "$WORK/proxy.log" || fail "no line for the second signal"
 say "exit 143, $ms ms after the second SIGTERM"
 rm -f "$WORK/hold.before-produce"
