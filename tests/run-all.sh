@@ -52,8 +52,10 @@ if [ -s "$GP_E2E_LINES" ]; then
   echo "== Flink end to end (tests/flink)"
   cat "$GP_E2E_LINES"
 fi
+what="make test"
+[ "$label" = integration ] || what="tests labelled $label"
 if [ $failed -ne 0 ]; then
-  echo "make test: FAILED" >&2
+  echo "$what: FAILED" >&2
   exit 1
 fi
-echo "make test: all passed"
+echo "$what: all passed"
