@@ -9,7 +9,6 @@
 #ifndef GP_PROXY_REGISTRY_H
 #define GP_PROXY_REGISTRY_H
 
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 

@@ -17,7 +17,6 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include "gate/control.h"
-#include "gate/timeparse.h"
 #include "k8s/configmap.h"
 #include "proxy/cli.h"
 #include "proxy/conf.h"
