@@ -121,7 +121,9 @@ static int k_write(void *be, const char *expected_rv, const gp_kv_t *patch, size
                         gp_cm_destroy(cm);
                 }
         }
-        return map_rc(rc);
+        /* 404: the map was deleted after our last read; missing, as a
+         * read would say. */
+        return rc == GP_K8S_NOT_FOUND ? GP_CTL_INVALID : map_rc(rc);
 }
 
 static int k_create(void *be, const gp_kv_t *data, size_t n, bool replace, char *err,

@@ -373,6 +373,63 @@ out:
         return rc;
 }
 
+/* lag GROUP TOPIC: how many offsets of TOPIC GROUP has not committed yet,
+ * summed over its partitions (from the log start where it never
+ * committed). 0 once the group has committed every partition's end. */
+static int cmd_lag(admin_t *a, const char *group, const char *topic) {
+        int n = partitions(a, topic, false);
+        if (n <= 0) {
+                if (n == 0)
+                        fprintf(stderr, "gp-admin: topic %s does not exist on %s\n", topic,
+                                a->bootstrap);
+                return EXIT_FAILED;
+        }
+        char err[512];
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        if (rd_kafka_conf_set(conf, "bootstrap.servers", a->bootstrap, err, sizeof(err)) ||
+            rd_kafka_conf_set(conf, "group.id", group, err, sizeof(err))) {
+                fprintf(stderr, "gp-admin: %s\n", err);
+                rd_kafka_conf_destroy(conf);
+                return EXIT_FAILED;
+        }
+        rd_kafka_conf_set_log_cb(conf, kafka_log);
+        rd_kafka_t *c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+        if (!c) {
+                fprintf(stderr, "gp-admin: cannot create the consumer: %s\n", err);
+                rd_kafka_conf_destroy(conf);
+                return EXIT_FAILED;
+        }
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(n);
+        for (int i = 0; i < n; i++)
+                rd_kafka_topic_partition_list_add(l, topic, i);
+        int rc = EXIT_FAILED;
+        int64_t lag = 0;
+        rd_kafka_resp_err_t e = rd_kafka_committed(c, l, (int)a->timeout_ms);
+        if (e) {
+                fprintf(stderr, "gp-admin: lag: committed offsets of group %s: %s\n", group,
+                        rd_kafka_err2str(e));
+                goto out;
+        }
+        for (int i = 0; i < n; i++) {
+                int64_t lo, hi, at = l->elems[i].offset;
+                e = rd_kafka_query_watermark_offsets(c, topic, i, &lo, &hi, (int)a->timeout_ms);
+                if (e) {
+                        fprintf(stderr, "gp-admin: lag: offsets of %s/%d: %s\n", topic, i,
+                                rd_kafka_err2str(e));
+                        goto out;
+                }
+                if (at < lo)
+                        at = lo;
+                lag += hi > at ? hi - at : 0;
+        }
+        printf("%" PRId64 "\n", lag);
+        rc = EXIT_OK;
+out:
+        rd_kafka_topic_partition_list_destroy(l);
+        rd_kafka_destroy(c);
+        return rc;
+}
+
 static void usage(FILE *f) {
         fputs("usage: gp-admin --bootstrap HOST:PORT [--replication N] [--timeout-ms MS]\n"
               "                [-X key=value]... COMMAND ARGS\n"
@@ -386,6 +443,8 @@ static void usage(FILE *f) {
               "                            offsets to its end and commit, per partition, the\n"
               "                            offset after the last record read, as a Flink job\n"
               "                            does (never past a trailing transaction marker)\n"
+              "  lag GROUP TOPIC           print how many offsets of TOPIC GROUP has not\n"
+              "                            committed (0: it committed every partition's end)\n"
               "\n"
               "create and grow return once the broker's metadata shows the new count with\n"
               "a leader for every partition, and print one line on stdout.\n"
@@ -527,14 +586,15 @@ int main(int argc, char **argv) {
                    : !strcmp(cmd, "grow")          ? 3
                    : !strcmp(cmd, "partitions")    ? 2
                    : !strcmp(cmd, "consume")       ? 3
+                   : !strcmp(cmd, "lag")           ? 3
                                                    : -2;
         if (want == -1) {
-                fprintf(stderr, "gp-admin: no command: create, grow, partitions or consume (see --help)\n");
+                fprintf(stderr, "gp-admin: no command: create, grow, partitions, consume or lag (see --help)\n");
                 free(a.xconf);
                 return EXIT_USAGE;
         }
         if (want == -2) {
-                fprintf(stderr, "gp-admin: unknown command '%s': create, grow, partitions or consume "
+                fprintf(stderr, "gp-admin: unknown command '%s': create, grow, partitions, consume or lag "
                                 "(see --help)\n",
                         cmd);
                 free(a.xconf);
@@ -542,7 +602,7 @@ int main(int argc, char **argv) {
         }
         if (nargs != want) {
                 fprintf(stderr, "gp-admin: %s takes %s (see --help)\n", cmd,
-                        !strcmp(cmd, "consume") ? "GROUP TOPIC"
+                        !strcmp(cmd, "consume") || !strcmp(cmd, "lag") ? "GROUP TOPIC"
                         : want == 3             ? "TOPIC PARTITIONS"
                                                 : "TOPIC");
                 free(a.xconf);
@@ -550,16 +610,16 @@ int main(int argc, char **argv) {
         }
         if (!*args[1]) {
                 fprintf(stderr, "gp-admin: %s: the %s name is empty\n", cmd,
-                        strcmp(cmd, "consume") ? "topic" : "group");
+                        strcmp(cmd, "consume") && strcmp(cmd, "lag") ? "topic" : "group");
                 free(a.xconf);
                 return EXIT_USAGE;
         }
-        if (!strcmp(cmd, "consume") && !*args[2]) {
-                fprintf(stderr, "gp-admin: consume: the topic name is empty\n");
+        if ((!strcmp(cmd, "consume") || !strcmp(cmd, "lag")) && !*args[2]) {
+                fprintf(stderr, "gp-admin: %s: the topic name is empty\n", cmd);
                 free(a.xconf);
                 return EXIT_USAGE;
         }
-        if (want == 3 && strcmp(cmd, "consume") && num("PARTITIONS", args[2], 1, 100000, &n)) {
+        if (want == 3 && strcmp(cmd, "consume") && strcmp(cmd, "lag") && num("PARTITIONS", args[2], 1, 100000, &n)) {
                 free(a.xconf);
                 return EXIT_USAGE;
         }
@@ -573,6 +633,8 @@ int main(int argc, char **argv) {
                 rc = cmd_grow(&a, args[1], (int)n);
         else if (!strcmp(cmd, "consume"))
                 rc = cmd_consume(&a, args[1], args[2]);
+        else if (!strcmp(cmd, "lag"))
+                rc = cmd_lag(&a, args[1], args[2]);
         else
                 rc = cmd_partitions(&a, args[1]);
         rd_kafka_destroy(a.rk);
