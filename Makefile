@@ -9,12 +9,13 @@
 #   make bench  (not part of make test; make test only builds it) gate-proxy
 #               against the librdkafka limit, a Kafka Streams peer and kcat
 #               on a real broker; figures in bench/results (bench/run.sh)
+#   make install  the binary into $(PREFIX)/bin (PREFIX=/usr/local by default)
 #   make soak   (not part of make test) exactly-once under faults for
 #               SOAK_MINUTES (default 30): cutovers back and forth, proxy kills,
 #               broker restarts, on its own broker (tests/soak.sh says more)
 BUILD ?= build
 
-.PHONY: all build demo test e2e build-test unit soak bench config-docs clean
+.PHONY: all build demo install test e2e build-test unit soak bench config-docs clean
 
 all: build
 
@@ -26,6 +27,11 @@ build:
 
 demo: build
 	$(BUILD)/release/gate-proxy demo
+
+# Installs the binary built by `make build` into $(PREFIX)/bin.
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD)/release --prefix $(PREFIX)
 
 build-test:
 	@scripts/install-deps.sh test

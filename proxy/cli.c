@@ -19,7 +19,7 @@
 #include "proxy/log.h"
 #include "proxy/proxy.h"
 
-#define VERSION "0.1.0"
+#define VERSION GP_VERSION
 
 static const char *usage_main =
         "gate-proxy " VERSION ": hands a Kafka-fed Flink pipeline from its blue deployment\n"
@@ -70,7 +70,7 @@ static const char *usage_run =
         "too few partitions; 5 the committed checkpoint cannot be read.\n";
 
 /* Where the map is: the end of every operator command's help. */
-#define USAGE_WHERE                                                                    \
+#define USAGE_WHERE_READ                                                               \
         "\n"                                                                           \
         "Where the map is (one of):\n"                                                 \
         "  --control FILE     a local JSON file (the proxy's control.file)\n"          \
@@ -79,7 +79,9 @@ static const char *usage_run =
         "  --namespace NS     its namespace (default: in a pod its own, with a\n"      \
         "                     kubeconfig its context's, else default)\n"              \
         "  --kubeconfig PATH  how to reach the API server (default: in a pod its\n"    \
-        "                     service account, else $KUBECONFIG, else ~/.kube/config)\n" \
+        "                     service account, else $KUBECONFIG, else ~/.kube/config)\n"
+#define USAGE_WHERE                                                                    \
+        USAGE_WHERE_READ                                                               \
         "With --k8s a change is written only if the map is still the one read\n"      \
         "(resourceVersion); if it moved meanwhile (409 Conflict), it is read and\n"   \
         "checked again, up to 5 times.\n"
@@ -91,7 +93,10 @@ static const char *usage_init =
         "Writes a control map for a first deployment: every record goes to the active\n"
         "colour (default blue). Refuses to overwrite an existing file or ConfigMap\n"
         "without --force; with it, the map holds exactly the first-deployment keys.\n"
-        "With --k8s the ConfigMap is created (this needs the create verb).\n" USAGE_WHERE;
+        "With --k8s the ConfigMap is created (this needs the create verb).\n"
+        "\n"
+        "Exit codes: 0 written; 1 refused or failed (the reason on stderr); 2 bad\n"
+        "command line.\n" USAGE_WHERE;
 
 static const char *usage_cutover =
         "Usage: gate-proxy cutover (--control FILE | --k8s NAME [--namespace NS]\n"
@@ -109,17 +114,26 @@ static const char *usage_cutover =
         "\n"
         "  --at T       ask for this cutoff (epoch ms or RFC 3339); the proxy refuses it\n"
         "               (gate-proxy.error) if records at or after T already went to the\n"
-        "               old colour, and routing stays unchanged\n"
+        "               old colour, and routing stays unchanged; a T at or below the\n"
+        "               proxy's watermark is refused here already\n"
         "  --wait       wait for CLEAR_TO_TEARDOWN, printing progress (--timeout S, default\n"
-        "               600); exit 0 when cleared, 1 on timeout\n"
-        "  --force      start even while another transition is in progress\n" USAGE_WHERE;
+        "               600)\n"
+        "  --force      start even while another transition is in progress or not\n"
+        "               finished (CLEAR_TO_TEARDOWN before `gate-proxy finish`)\n"
+        "\n"
+        "Exit codes: 0 started (with --wait: and cleared); 1 refused, failed, or (with\n"
+        "--wait) no CLEAR_TO_TEARDOWN within the timeout; 2 bad command line.\n" USAGE_WHERE;
 
 static const char *usage_finish =
         "Usage: gate-proxy finish (--control FILE | --k8s NAME [--namespace NS]\n"
         "                         [--kubeconfig PATH]) [--force]\n"
         "\n"
         "What the operator does after it has stopped the old deployment: stage=RUNNING.\n"
-        "Refuses unless the proxy has written CLEAR_TO_TEARDOWN (or --force).\n" USAGE_WHERE;
+        "Refuses unless the proxy has written CLEAR_TO_TEARDOWN (or --force). After an\n"
+        "abort (stage FAILING) it ends the abandoned transition: stage=RUNNING, the\n"
+        "survivor stays active.\n"
+        "\n"
+        "Exit codes: 0 written; 1 refused or failed; 2 bad command line.\n" USAGE_WHERE;
 
 static const char *usage_abort =
         "Usage: gate-proxy abort (--control FILE | --k8s NAME [--namespace NS]\n"
@@ -129,14 +143,23 @@ static const char *usage_abort =
         "stage=FAILING, active-deployment-type=<survivor> (default: the colour that\n"
         "owned traffic before the transition). Every record then goes to the survivor;\n"
         "the proxy reports in gate-proxy.aborted-routed how many records had already\n"
-        "gone to the other colour.\n" USAGE_WHERE;
+        "gone to the other colour. Refused when no transition is in progress. The map\n"
+        "stays at stage=FAILING until `gate-proxy finish` (stage=RUNNING) or the next\n"
+        "cutover.\n"
+        "\n"
+        "Exit codes: 0 written; 1 refused or failed; 2 bad command line.\n" USAGE_WHERE;
 
 static const char *usage_status =
         "Usage: gate-proxy status (--control FILE | --k8s NAME [--namespace NS]\n"
         "                         [--kubeconfig PATH]) [--json]\n"
         "\n"
         "Prints the control map: what is asked (operator keys) and what the proxy\n"
-        "reports (gate-proxy.* keys). --json prints the data as a JSON object.\n" USAGE_WHERE;
+        "reports (gate-proxy.* keys), and whether a proxy reports at all: \"no proxy\n"
+        "has reported\" without a heartbeat, \"stale\" when it is over 30 s old.\n"
+        "--json prints the data as a JSON object.\n"
+        "\n"
+        "Exit codes: 0 shown; 1 the map cannot be read or is invalid (shown with\n"
+        "INVALID); 2 bad command line.\n" USAGE_WHERE_READ;
 
 static int want_help(int argc, char **argv) {
         for (int i = 1; i < argc; i++)
@@ -162,8 +185,12 @@ static int parse_num(const char *cmd, const char *opt, const char *s, int64_t mi
                      int64_t *out) {
         const char *why = NULL;
         if (gp_parse_i64(s, strlen(s), out, &why) || *out < min) {
-                fprintf(stderr, "gate-proxy %s: %s: '%s' is not a whole number >= %lld\n", cmd,
-                        opt, s, (long long)min);
+                if (why && !strcmp(why, "integer overflow"))
+                        fprintf(stderr, "gate-proxy %s: %s: '%s' is too large (at most "
+                                "%lld)\n", cmd, opt, s, (long long)INT64_MAX);
+                else
+                        fprintf(stderr, "gate-proxy %s: %s: '%s' is not a whole number >= "
+                                "%lld\n", cmd, opt, s, (long long)min);
                 return -1;
         }
         return 0;
@@ -174,6 +201,31 @@ static int parse_num(const char *cmd, const char *opt, const char *s, int64_t mi
 /* How often a command reads, decides and writes again after a conflict. */
 #define CLI_ATTEMPTS 5
 #define AGAIN 2
+
+static const char *get(const gp_cm_t *cm, const char *key) {
+        const char *v = gp_cm_get(cm, key);
+        return v && *v ? v : "-";
+}
+
+/* A heartbeat older than this is stale: the proxy writes one every
+ * gate.status.interval.ms (default 1 s). */
+#define STALE_MS 30000
+
+/* What the proxy's heartbeat says: "" while it is fresh, else why it is
+ * not ("no proxy has reported to this map", "stale: 42 s old"). */
+static const char *liveness(const gp_cm_t *cm, char *buf, size_t len) {
+        const char *hb = gp_cm_get(cm, GP_KEY_HEARTBEAT), *why;
+        int64_t t;
+        if (!hb || !*hb)
+                return snprintf(buf, len, "no proxy has reported to this map"), buf;
+        if (gp_time_parse(hb, strlen(hb), GP_UNIT_MS, &t, &why))
+                return snprintf(buf, len, "the heartbeat '%s' is not a time: %s", hb, why), buf;
+        int64_t age = gp_now_ms() - t;
+        if (age > STALE_MS)
+                return snprintf(buf, len, "stale: %" PRId64 " s old", age / 1000), buf;
+        buf[0] = '\0';
+        return buf;
+}
 
 /* Loads and parses the map; prints why not and returns NULL. */
 static gp_cm_t *load(const char *cmd, gp_ctl_t *ctl, gp_control_t *c) {
@@ -207,6 +259,22 @@ static int load_control(const char *cmd, gp_ctl_t *ctl, gp_control_t *c, char *r
                 snprintf(warn, warnlen, "%s", w ? w : "");
         gp_cm_destroy(cm);
         return 0;
+}
+
+/* The proxy's watermark and liveness as the map shows them. */
+static void proxy_view(gp_ctl_t *ctl, int64_t *wm, char *live, size_t len) {
+        char err[600];
+        const char *why;
+        *wm = GP_TS_NONE;
+        live[0] = '\0';
+        gp_cm_t *cm = gp_ctl_load(ctl, err, sizeof(err));
+        if (!cm)
+                return;
+        const char *w = gp_cm_get(cm, GP_KEY_WATERMARK);
+        if (w && *w && gp_parse_i64(w, strlen(w), wm, &why))
+                *wm = GP_TS_NONE;
+        liveness(cm, live, len);
+        gp_cm_destroy(cm);
 }
 
 /* Writes patch: on a backend with compare-and-set (Kubernetes) only if
@@ -250,7 +318,24 @@ int gp_cli_ctl_init(gp_ctl_t *ctl, gp_colour_t active, int force) {
 }
 
 int gp_cli_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
-        char d[24], at[24], al[24], rv[64], warn[512] = "";
+        char d[24], at[24], al[24], rv[64], warn[512] = "", live[128];
+        int64_t wm;
+        proxy_view(ctl, &wm, live, sizeof(live));
+        if (o->at != GP_TS_NONE && wm != GP_TS_NONE && o->at <= wm) {
+                /* The watermark never passes the highest event time routed,
+                 * so the proxy would refuse this T for certain. */
+                fprintf(stderr,
+                        "gate-proxy cutover: --at %" PRId64 " is at or below the proxy's "
+                        "watermark %" PRId64 " (gate-proxy.watermark): records at or after it "
+                        "already went to the old colour, so the proxy would refuse it; ask "
+                        "for a later T or leave --at out to let it choose\n", o->at, wm);
+                return 1;
+        }
+        if (o->at != GP_TS_NONE && o->at < gp_now_ms() && !o->quiet)
+                fprintf(stderr, "gate-proxy cutover: warning: --at %" PRId64 " is %" PRId64
+                        " s in the past; the proxy refuses it if it has already routed a "
+                        "record at or after it to the old colour (see `gate-proxy status`)\n",
+                        o->at, (gp_now_ms() - o->at) / 1000);
         snprintf(d, sizeof(d), "%" PRId64, o->delay_ms);
         snprintf(at, sizeof(at), "%" PRId64, o->at);
         snprintf(al, sizeof(al), "%" PRId64, o->align_ms);
@@ -259,7 +344,16 @@ int gp_cli_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
                 if (load_control("cutover", ctl, &c, rv, sizeof(rv), warn, sizeof(warn)))
                         return 1;
                 bool mid = !c.is_first && (c.stage == GP_STAGE_INITIALIZING ||
-                                           c.stage == GP_STAGE_TRANSITIONING);
+                                           c.stage == GP_STAGE_TRANSITIONING ||
+                                           c.stage == GP_STAGE_CLEAR_TO_TEARDOWN);
+                if (mid && c.stage == GP_STAGE_CLEAR_TO_TEARDOWN && !o->force) {
+                        fprintf(stderr,
+                                "gate-proxy cutover: the transition to %s is not finished "
+                                "(stage CLEAR_TO_TEARDOWN): stop the old deployment, run "
+                                "`gate-proxy finish`, then cut over (or use --force)\n",
+                                gp_colour_name(c.active));
+                        return 1;
+                }
                 if (mid && !o->force) {
                         fprintf(stderr,
                                 "gate-proxy cutover: a transition to %s is in progress (stage "
@@ -295,12 +389,10 @@ int gp_cli_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
         /* What the proxy warns of, said where the transition is asked for. */
         if (*warn && !o->quiet)
                 fprintf(stderr, "gate-proxy cutover: warning: the proxy reports %s\n", warn);
+        if (*live && !o->quiet)
+                fprintf(stderr, "gate-proxy cutover: note: %s; the transition starts once a "
+                        "proxy reads the map\n", live);
         return 0;
-}
-
-static const char *get(const gp_cm_t *cm, const char *key) {
-        const char *v = gp_cm_get(cm, key);
-        return v && *v ? v : "-";
 }
 
 int gp_cli_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
@@ -353,7 +445,15 @@ int gp_cli_ctl_finish(gp_ctl_t *ctl, int force) {
         for (int attempt = 0;; attempt++) {
                 if (load_control("finish", ctl, &c, rv, sizeof(rv), NULL, 0))
                         return 1;
-                if (c.stage != GP_STAGE_CLEAR_TO_TEARDOWN && !force) {
+                if (c.stage == GP_STAGE_RUNNING && !force) {
+                        fprintf(stderr, "gate-proxy finish: stage is already RUNNING (%s "
+                                "active): nothing to finish\n", gp_colour_name(c.active));
+                        return 1;
+                }
+                /* An abandoned transition ends here too: the survivor goes on
+                 * as a first deployment. */
+                if (c.stage != GP_STAGE_CLEAR_TO_TEARDOWN && c.stage != GP_STAGE_FAILING &&
+                    !force) {
                         fprintf(stderr, "gate-proxy finish: stage is %s, not CLEAR_TO_TEARDOWN: "
                                 "the old deployment may still be owed records (use --force "
                                 "to override)\n", gp_stage_name(c.stage));
@@ -379,7 +479,19 @@ int gp_cli_ctl_abort(gp_ctl_t *ctl, int has_to, gp_colour_t to) {
                 gp_control_t c;
                 if (load_control("abort", ctl, &c, rv, sizeof(rv), NULL, 0))
                         return 1;
-                survivor = has_to ? to : c.is_first ? c.active : gp_colour_other(c.active);
+                if (c.is_first || c.stage == GP_STAGE_RUNNING) {
+                        if (c.stage == GP_STAGE_FAILING)
+                                fprintf(stderr, "gate-proxy abort: the transition was already "
+                                        "abandoned (stage FAILING, %s active); `gate-proxy "
+                                        "finish` sets stage=RUNNING\n",
+                                        gp_colour_name(c.active));
+                        else
+                                fprintf(stderr, "gate-proxy abort: no transition in progress "
+                                        "(stage %s, %s active): nothing to abort\n",
+                                        gp_stage_name(c.stage), gp_colour_name(c.active));
+                        return 1;
+                }
+                survivor = has_to ? to : gp_colour_other(c.active);
                 gp_kv_t kv[] = {{GP_KEY_ACTIVE, gp_colour_upper(survivor)},
                                 {GP_KEY_STAGE, "FAILING"},
                                 {GP_KEY_FIRST, "true"},
@@ -430,9 +542,11 @@ int gp_cli_ctl_status(gp_ctl_t *ctl, int json) {
         char err[400], tbuf[40];
         printf("control     %s (resourceVersion %s)\n", gp_ctl_describe(ctl),
                gp_cm_resource_version(cm));
-        if (gp_control_parse(&c, kv, n, err, sizeof(err)))
+        int rc = 0;
+        if (gp_control_parse(&c, kv, n, err, sizeof(err))) {
                 printf("INVALID     %s\n", err);
-        else
+                rc = 1;
+        } else
                 printf("requested   active=%s stage=%s first-deployment=%s delay=%" PRId64
                        " ms\n", gp_colour_upper(c.active), gp_stage_name(c.stage),
                        c.is_first ? "true" : "false", c.delay_ms);
@@ -444,9 +558,15 @@ int gp_cli_ctl_status(gp_ctl_t *ctl, int json) {
                        get(cm, GP_KEY_WM_STAGE));
         else
                 printf("cutoff      none %s\n", get(cm, GP_KEY_WM_STAGE));
-        printf("proxy       phase=%s transition=%s watermark=%s heartbeat=%s\n",
+        const char *rq = gp_cm_get(cm, GP_KEY_REQ_CUTOFF);
+        if (rq && *rq)
+                printf("requested   cutoff T=%s (gate-proxy cutover --at)\n", rq);
+        char live[128];
+        liveness(cm, live, sizeof(live));
+        printf("proxy       phase=%s transition=%s watermark=%s heartbeat=%s%s%s%s\n",
                get(cm, GP_KEY_PHASE), get(cm, GP_KEY_TRANSITION),
-               get(cm, GP_KEY_WATERMARK), get(cm, GP_KEY_HEARTBEAT));
+               get(cm, GP_KEY_WATERMARK), get(cm, GP_KEY_HEARTBEAT), *live ? " (" : "", live,
+               *live ? ")" : "");
         printf("counts      blue=%s green=%s dlq=%s late=%s aborted-routed=%s\n",
                get(cm, GP_KEY_COUNT_BLUE), get(cm, GP_KEY_COUNT_GREEN),
                get(cm, GP_KEY_COUNT_DLQ), get(cm, GP_KEY_COUNT_LATE),
@@ -455,7 +575,7 @@ int gp_cli_ctl_status(gp_ctl_t *ctl, int json) {
         if (*get(cm, GP_KEY_WARNING) != '-')
                 printf("warning     %s\n", get(cm, GP_KEY_WARNING));
         gp_cm_destroy(cm);
-        return 0;
+        return rc;
 }
 
 /* The commands on a control file, by path (the demo uses these). */
@@ -533,6 +653,12 @@ static int cmd_run(int argc, char **argv) {
                         return bad_usage("run", "expected -c FILE and -X key=value options");
                 }
         }
+        if (argc == 1) {
+                gp_conf_destroy(&conf);
+                return bad_usage("run", "needs -c FILE, the pipeline's configuration (start "
+                                        "from configs/gate-proxy.conf.example; gate-proxy "
+                                        "--list-config lists every key)");
+        }
         if (file && gp_conf_load_file(&conf, file, err, sizeof(err)))
                 goto fail;
         for (int i = 1; i < argc; i++) {
@@ -609,7 +735,7 @@ static const struct option opts[] = {
 static int cmd_operator(const char *cmd, const char *usage, int argc, char **argv) {
         const char *control = NULL, *k8s = NULL, *ns = NULL, *kubeconfig = NULL;
         gp_cutover_opts_t co = {.at = GP_TS_NONE};
-        int has_to = 0, wait = 0, force = 0, json = 0;
+        int has_to = 0, wait = 0, force = 0, json = 0, has_timeout = 0;
         int64_t timeout_s = 600;
         gp_colour_t active = GP_BLUE;
         int c;
@@ -646,6 +772,11 @@ static int cmd_operator(const char *cmd, const char *usage, int argc, char **arg
                                         "RFC 3339)\n", cmd, optarg, why);
                                 return GP_EXIT_USAGE;
                         }
+                        if (co.at < 0) {
+                                fprintf(stderr, "gate-proxy %s: --at: '%s' is before 1970; "
+                                        "event times are epoch milliseconds\n", cmd, optarg);
+                                return GP_EXIT_USAGE;
+                        }
                         break;
                 }
                 case O_ALIGN:
@@ -655,6 +786,7 @@ static int cmd_operator(const char *cmd, const char *usage, int argc, char **arg
                 case O_TIMEOUT:
                         if (parse_num(cmd, "--timeout", optarg, 1, &timeout_s))
                                 return GP_EXIT_USAGE;
+                        has_timeout = 1;
                         break;
                 case O_WAIT: wait = 1; break;
                 case O_FORCE: force = 1; break;
@@ -679,6 +811,9 @@ static int cmd_operator(const char *cmd, const char *usage, int argc, char **arg
                                          : "--kubeconfig needs --k8s NAME");
         if (!strcmp(cmd, "cutover") && !has_to)
                 return bad_usage(cmd, "--to blue|green is required");
+        if (has_timeout && !wait)
+                return bad_usage(cmd, "--timeout needs --wait (it bounds the wait for "
+                                      "CLEAR_TO_TEARDOWN)");
 
         gp_ctl_t *ctl;
         if (k8s) {

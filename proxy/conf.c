@@ -16,6 +16,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <librdkafka/rdkafka.h>
+
 #include "gate/extract.h"
 #include "gate/timeparse.h"
 #include "k8s/kubeconfig.h"
@@ -1002,7 +1004,11 @@ static int set_kafka(gp_conf_t *conf, const char *key, const char *value,
                               "%s: %s: expected a librdkafka property after kafka., e.g. "
                               "kafka.bootstrap.servers",
                               origin, key);
-        if ((reason = find_reserved(kname)))
+        /* kafka.producer.X and kafka.consumer.X are X for one client. */
+        const char *bare = kname;
+        if (!strncmp(bare, "producer.", 9) || !strncmp(bare, "consumer.", 9))
+                bare += 9;
+        if ((reason = find_reserved(bare)))
                 return seterr(err, errlen, "%s: %s: %s", origin, key, reason);
         for (const char *p = kname; *p; p++)
                 if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
@@ -1010,6 +1016,15 @@ static int set_kafka(gp_conf_t *conf, const char *key, const char *value,
                                       "%s: %s: expected a librdkafka property name "
                                       "(printable, no spaces)",
                                       origin, shown(key, strlen(key), b, sizeof b));
+        /* librdkafka's own check, here, so its refusal names the line. */
+        rd_kafka_conf_t *probe = rd_kafka_conf_new();
+        char why[512];
+        if (!probe)
+                abort();
+        rd_kafka_conf_res_t res = rd_kafka_conf_set(probe, bare, value, why, sizeof why);
+        rd_kafka_conf_destroy(probe);
+        if (res != RD_KAFKA_CONF_OK)
+                return seterr(err, errlen, "%s: %s: %s", origin, key, why);
         for (int i = 0; i < conf->n_kafka; i++) {
                 gp_conf_kv_t *kv = &conf->kafka[i];
                 if (strcmp(kv->key, kname) != 0)
@@ -1020,9 +1035,6 @@ static int set_kafka(gp_conf_t *conf, const char *key, const char *value,
                 kv->origin = xstrdup(origin);
                 return 0;
         }
-        if (conf->n_kafka >= GP_CONF_MAX_KAFKA)
-                return seterr(err, errlen, "%s: %s: more than %d kafka.* keys", origin, key,
-                              GP_CONF_MAX_KAFKA);
         gp_conf_kv_t *grown =
                 realloc(conf->kafka, (size_t)(conf->n_kafka + 1) * sizeof *conf->kafka);
         if (!grown)
@@ -1068,7 +1080,19 @@ int gp_conf_set(gp_conf_t *conf, const char *key, const char *value, const char 
                 return seterr(err, errlen, "%s: %s: %s%s", origin, key, why,
                               quoted ? " (write values without quotes)" : "");
         }
+        if (!conf->prop_origin && !(conf->prop_origin = calloc(N_PROPS, sizeof(char *))))
+                abort();
+        free(conf->prop_origin[p - props]);
+        conf->prop_origin[p - props] = xstrdup(origin);
         return 0;
+}
+
+/* "path:line: " where key was set, "" where it was not (a default). */
+static const char *where(const gp_conf_t *conf, const char *key, char *buf, size_t len) {
+        const prop_t *p = find_prop(key);
+        const char *o = p && conf->prop_origin ? conf->prop_origin[p - props] : NULL;
+        snprintf(buf, len, "%s%s", o ? o : "", o ? ": " : "");
+        return buf;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1195,6 +1219,10 @@ void gp_conf_destroy(gp_conf_t *conf) {
                 free(conf->kafka[i].origin);
         }
         free(conf->kafka);
+        if (conf->prop_origin)
+                for (size_t i = 0; i < N_PROPS; i++)
+                        free(conf->prop_origin[i]);
+        free(conf->prop_origin);
         memset(conf, 0, sizeof *conf);
 }
 
@@ -1328,29 +1356,43 @@ int gp_conf_finalize(gp_conf_t *conf, char *err, size_t errlen) {
         char why[512];
         const gp_conf_kv_t *servers = NULL;
 
-        /* Required keys, in table order. */
-        for (size_t i = 0; i < N_PROPS; i++) {
-                const prop_t *p = &props[i];
-                if (p->def || p->optional)
-                        continue;
-                if (!*(char **)(void *)((char *)conf + p->off))
-                        return seterr(err, errlen,
-                                      "%s: required key is not set (e.g. %s=%s)", p->name,
-                                      p->name, p->example);
-        }
         for (int i = 0; i < conf->n_kafka; i++) {
-                const char *reason = find_reserved(conf->kafka[i].key);
-                if (reason)
-                        return seterr(err, errlen, "kafka.%s: %s", conf->kafka[i].key,
-                                      reason);
+                const char *k = conf->kafka[i].key, *reason;
+                if (!strncmp(k, "producer.", 9) || !strncmp(k, "consumer.", 9))
+                        k += 9;
+                if ((reason = find_reserved(k)))
+                        return seterr(err, errlen, "%s: kafka.%s: %s", conf->kafka[i].origin,
+                                      conf->kafka[i].key, reason);
                 if (strcmp(conf->kafka[i].key, "bootstrap.servers") == 0 ||
                     strcmp(conf->kafka[i].key, "metadata.broker.list") == 0)
                         servers = &conf->kafka[i];
         }
-        if (!servers || servers->value[0] == '\0')
-                return seterr(err, errlen,
-                              "kafka.bootstrap.servers: required key is not set (e.g. "
-                              "kafka.bootstrap.servers=localhost:9092)");
+        /* Required keys, all of them in one message, in table order. */
+        char missing[1024] = "";
+        int n_missing = 0;
+        for (size_t i = 0; i <= N_PROPS; i++) {
+                const char *name, *example;
+                if (i == N_PROPS) {
+                        if (servers && servers->value[0])
+                                continue;
+                        name = "kafka.bootstrap.servers";
+                        example = "localhost:9092";
+                } else {
+                        const prop_t *p = &props[i];
+                        if (p->def || p->optional || *(char **)(void *)((char *)conf + p->off))
+                                continue;
+                        name = p->name;
+                        example = p->example;
+                }
+                size_t ml = strlen(missing);
+                snprintf(missing + ml, sizeof missing - ml, "%s  %s=%s", n_missing ? "\n" : "",
+                         name, example);
+                n_missing++;
+        }
+        if (n_missing)
+                return seterr(err, errlen, "%s not set; for example:\n%s",
+                              n_missing == 1 ? "a required key is" : "required keys are",
+                              missing);
 
         /* Values may have been assigned directly, not through
          * gp_conf_set: check the ones later code relies on again. */
@@ -1377,15 +1419,22 @@ int gp_conf_finalize(gp_conf_t *conf, char *err, size_t errlen) {
                               "control.file or control.k8s.configmap: one is required (e.g. "
                               "control.file=/var/lib/gate-proxy/bluegreen.json, or "
                               "control.k8s.configmap=orders-bluegreen-configmap)");
+        char at[620];
         if (conf->control_file && conf->k8s_configmap)
                 return seterr(err, errlen,
-                              "control.k8s.configmap: control.file is set too; set only one "
-                              "of them");
-        if (!conf->k8s_configmap && (conf->k8s_namespace || conf->k8s_kubeconfig))
+                              "%scontrol.k8s.configmap: control.file is set too (%s); set "
+                              "only one of them",
+                              where(conf, "control.k8s.configmap", at, sizeof at),
+                              conf->prop_origin ? conf->prop_origin[find_prop("control.file") -
+                                                                    props]
+                                                : "");
+        if (!conf->k8s_configmap && (conf->k8s_namespace || conf->k8s_kubeconfig)) {
+                const char *k = conf->k8s_namespace ? "control.k8s.namespace"
+                                                    : "control.k8s.kubeconfig";
                 return seterr(err, errlen,
-                              "%s: needs control.k8s.configmap (the map is in control.file)",
-                              conf->k8s_namespace ? "control.k8s.namespace"
-                                                  : "control.k8s.kubeconfig");
+                              "%s%s: needs control.k8s.configmap (the map is in control.file)",
+                              where(conf, k, at, sizeof at), k);
+        }
 
         /* Avro: exactly one source of schemas; the rest only with avro:. */
         bool avro = strncmp(conf->event_time, "avro:", 5) == 0;
@@ -1396,9 +1445,10 @@ int gp_conf_finalize(gp_conf_t *conf, char *err, size_t errlen) {
                               conf->event_time);
         if (avro && conf->avro_schema && conf->registry_url)
                 return seterr(err, errlen,
-                              "schema.registry.url: gate.avro.schema is set too; set "
+                              "%sschema.registry.url: gate.avro.schema is set too; set "
                               "gate.avro.schema for plain Avro values or "
-                              "schema.registry.url for the Confluent wire format, not both");
+                              "schema.registry.url for the Confluent wire format, not both",
+                              where(conf, "schema.registry.url", at, sizeof at));
         if (!avro && (conf->avro_schema || conf->registry_url))
                 return seterr(err, errlen, "%s: needs gate.event-time=avro:PATH",
                               conf->avro_schema ? "gate.avro.schema" : "schema.registry.url");

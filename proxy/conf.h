@@ -16,7 +16,6 @@
 #include "gate/timeparse.h"
 
 #define GP_CONF_MAX_TOPICS 64
-#define GP_CONF_MAX_KAFKA 512          /* kafka.* keys (librdkafka has ~200) */
 #define GP_CONF_MAX_FILE (1024 * 1024) /* bytes; a larger file is refused */
 #define GP_CONF_MAX_LINE 4096          /* bytes per line, without the newline */
 
@@ -96,6 +95,10 @@ typedef struct gp_conf {
         /* kafka.* passthrough, in file order, later overrides earlier */
         int n_kafka;
         gp_conf_kv_t *kafka;
+
+        /* Where each gate.*, control.*, schema.registry.* and log.* key was
+         * set ("path:line" or "-X"), by the table's order; NULL: not set. */
+        char **prop_origin;
 } gp_conf_t;
 
 /* Fills every field with its default (strings owned by conf). */

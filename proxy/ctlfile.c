@@ -69,12 +69,55 @@ static int f_read(void *be, bool force, gp_cm_t **out, bool *changed, char *err,
         return GP_CTL_OK;
 }
 
-static int write_file(const char *path, const char *text, char *err, size_t errlen) {
+/* The directory of path, for messages. */
+static const char *dir_of(const char *path, char *buf, size_t len) {
+        const char *slash = strrchr(path, '/');
+        if (!slash)
+                return ".";
+        snprintf(buf, len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+        return buf;
+}
+
+/* Why path's directory does not take a new file: in the user's words. */
+static void dir_error(const char *path, int e, char *err, size_t errlen) {
+        char d[4096];
+        if (e == ENOENT || e == ENOTDIR)
+                snprintf(err, errlen, "%s: its directory %s does not exist", path,
+                         dir_of(path, d, sizeof d));
+        else if (e == EACCES || e == EPERM || e == EROFS)
+                snprintf(err, errlen, "%s: cannot write in its directory %s (%s); the map is "
+                         "replaced by a new file there, so the directory must be writable",
+                         path, dir_of(path, d, sizeof d), strerror(e));
+        else
+                snprintf(err, errlen, "%s: %s", path, strerror(e));
+}
+
+/* Writes text to path by a new file renamed over it, with the mode and
+ * owner of the file it replaces, or of *like (0644 for a new one). */
+static int write_file(const char *path, const char *text, const struct stat *like, char *err,
+                      size_t errlen) {
         char tmp[4096 + 32];
+        struct stat old;
+        bool had = like ? (old = *like, true) : stat(path, &old) == 0;
         snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd < 0) {
-                snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+                dir_error(path, errno, err, errlen);
+                return -1;
+        }
+        /* Owner first (it may clear set-id bits), then the mode. Only root
+         * may give a file away: a file of another owner gets ours. */
+        if (had && (old.st_uid != geteuid() || old.st_gid != getegid()) &&
+            fchown(fd, old.st_uid, old.st_gid) && errno != EPERM) {
+                snprintf(err, errlen, "%s: keeping its owner: %s", path, strerror(errno));
+                close(fd);
+                unlink(tmp);
+                return -1;
+        }
+        if (fchmod(fd, had ? old.st_mode & 07777 : 0644)) {
+                snprintf(err, errlen, "%s: keeping its mode: %s", path, strerror(errno));
+                close(fd);
+                unlink(tmp);
                 return -1;
         }
         size_t len = strlen(text), off = 0;
@@ -83,7 +126,8 @@ static int write_file(const char *path, const char *text, char *err, size_t errl
                 if (w < 0 && errno == EINTR)
                         continue;
                 if (w < 0) {
-                        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+                        snprintf(err, errlen, "%s: writing its new copy: %s", path,
+                                 strerror(errno));
                         close(fd);
                         unlink(tmp);
                         return -1;
@@ -102,13 +146,20 @@ static int write_file(const char *path, const char *text, char *err, size_t errl
  * still expected_rv (or always, with expected_rv NULL). Creates the file
  * when create_name is given and it does not exist. */
 static int locked_update(const char *path, const char *expected_rv, const gp_kv_t *patch,
-                         size_t n, const char *create_name, char *err, size_t errlen) {
+                         size_t n, const char *create_name, const struct stat *like, char *err,
+                         size_t errlen) {
         char lockpath[4096 + 8];
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+                snprintf(err, errlen, "%s is a directory; give the path of a file in it, e.g. "
+                         "%s/bluegreen.json", path, path);
+                return GP_CTL_ERR;
+        }
         snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
         int lfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         int rc = GP_CTL_ERR;
         if (lfd < 0) {
-                snprintf(err, errlen, "%s: %s", lockpath, strerror(errno));
+                dir_error(path, errno, err, errlen);
                 return GP_CTL_ERR;
         }
         while (flock(lfd, LOCK_EX) && errno == EINTR)
@@ -138,7 +189,7 @@ static int locked_update(const char *path, const char *expected_rv, const gp_kv_
         snprintf(rvs, sizeof(rvs), "%lld", (long long)rv + 1);
         gp_cm_set_resource_version(cm, rvs);
         char *text = gp_cm_render(cm);
-        if (text && write_file(path, text, err, errlen) == 0)
+        if (text && write_file(path, text, like, err, errlen) == 0)
                 rc = GP_CTL_OK;
         free(text);
 out:
@@ -150,13 +201,13 @@ out:
 
 int gp_ctlfile_update(const char *path, const char *expected_rv, const gp_kv_t *patch,
                       size_t n, const char *create_name, char *err, size_t errlen) {
-        return locked_update(path, expected_rv, patch, n, create_name, err, errlen);
+        return locked_update(path, expected_rv, patch, n, create_name, NULL, err, errlen);
 }
 
 static int f_write(void *be, const char *expected_rv, const gp_kv_t *patch, size_t n,
                    char *err, size_t errlen) {
         ctlfile_t *f = be;
-        return locked_update(f->path, expected_rv, patch, n, NULL, err, errlen);
+        return locked_update(f->path, expected_rv, patch, n, NULL, NULL, err, errlen);
 }
 
 static void f_destroy(void *be) {
@@ -175,14 +226,23 @@ static const char *f_describe(void *be) {
 static int f_create(void *be, const gp_kv_t *data, size_t n, bool replace, char *err,
                     size_t errlen) {
         ctlfile_t *f = be;
-        if (access(f->path, F_OK) == 0) {
+        struct stat st;
+        if (stat(f->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+                snprintf(err, errlen, "%s is a directory; give the path of a file in it, e.g. "
+                         "%s/bluegreen.json", f->path, f->path);
+                return GP_CTL_ERR;
+        }
+        bool had = stat(f->path, &st) == 0;
+        if (had) {
                 if (!replace) {
                         snprintf(err, errlen, "%s exists", f->path);
                         return GP_CTL_CONFLICT;
                 }
                 unlink(f->path);
         }
-        return locked_update(f->path, NULL, data, n, "gate-proxy-configmap", err, errlen);
+        /* Written anew, with the mode and owner of the file it replaces. */
+        return locked_update(f->path, NULL, data, n, "gate-proxy-configmap", had ? &st : NULL,
+                             err, errlen);
 }
 
 static const gp_ctl_ops_t file_ops = {

@@ -28,11 +28,15 @@ static const char *usage =
         "Kafka cluster: it writes N synthetic JSON events (default 100000, at R per\n"
         "second, default 10000) with out-of-order event times, some late and some\n"
         "unreadable, to topic `events` (4 partitions); runs the proxy with a local\n"
-        "control map; starts the cutover half-way with `gate-proxy cutover`; finishes\n"
+        "control map; starts the cutover once the proxy has routed half of them, with\n"
+        "`gate-proxy cutover`; finishes\n"
         "it when the proxy writes CLEAR_TO_TEARDOWN; then reads events.blue,\n"
         "events.green and the dead-letter topic back and checks every event arrived\n"
         "exactly once:\n"
         "  demo: in=N blue=X green=Y late=L dlq=Z duplicates=D missing=M cutoff=T\n"
+        "The progress line shows the proxy's watermark (the event time up to which it\n"
+        "has seen every partition, less gate.watermark.out-of-orderness.ms) and the\n"
+        "cutoff T, as times of day (UTC): blue gets the events before T, green the rest.\n"
         "Exit 0 when D and M are 0. --keep leaves the control map in its temp folder.\n"
         "The mock cluster ignores read_committed and never fences; exactly-once is\n"
         "proven by `make test` on a real broker.\n";
@@ -171,15 +175,22 @@ static void count(void *arg, const rd_kafka_message_t *m) {
                 t->late++;
 }
 
+/* An event time as the time of day, UTC ("17:20:01.123"), "-" if none. */
+static const char *clock_of(int64_t ts, char *buf, size_t len) {
+        char full[40];
+        if (ts == GP_TS_NONE)
+                return snprintf(buf, len, "-"), buf;
+        gp_time_format(ts, full, sizeof(full)); /* 2026-12-03T17:20:01.123Z */
+        snprintf(buf, len, "%.12s", full + 11);
+        return buf;
+}
+
 static void progress(const gp_stats_t *s, int64_t produced, const char *note, int tty) {
-        char w[40] = "-", t[40] = "-";
-        if (s->wm != GP_TS_NONE)
-                snprintf(w, sizeof(w), "%" PRId64, s->wm);
-        if (s->cutoff != GP_TS_NONE)
-                snprintf(t, sizeof(t), "%" PRId64, s->cutoff);
-        fprintf(stderr, "%sproduced=%" PRId64 " in=%" PRIu64 " blue=%" PRIu64 " green=%" PRIu64
-                " dlq=%" PRIu64 " W=%s T=%s phase=%s %s%s",
-                tty ? "\r\033[K" : "", produced, s->in, s->n[0], s->n[1], s->n[2], w, t,
+        char w[40], t[40];
+        fprintf(stderr, "%sproduced=%" PRId64 " routed=%" PRIu64 " blue=%" PRIu64
+                " green=%" PRIu64 " dlq=%" PRIu64 " watermark=%s T=%s phase=%s %s%s",
+                tty ? "\r\033[K" : "", produced, s->in, s->n[0], s->n[1], s->n[2],
+                clock_of(s->wm, w, sizeof(w)), clock_of(s->cutoff, t, sizeof(t)),
                 gp_phase_name(s->phase), note, tty ? "" : "\n");
 }
 
@@ -266,14 +277,14 @@ int gp_demo_main(int argc, char **argv) {
         pthread_create(&pt, NULL, producer, &d);
 
         /* 3. Drive the cutover half-way, finish it when cleared. */
-        int started = 0, finished = 0;
+        int started = 0, finished = 0, said_t = 0;
         gp_stats_t s;
         int64_t last_print = 0, deadline = 0;
         for (;;) {
                 gp_proxy_stats(r.p, &s);
                 int64_t now = gp_mono_ms();
                 const char *note = "";
-                if (!started && d.produced >= d.records / 2) {
+                if (!started && (int64_t)s.in >= d.records / 2) {
                         /* quiet: the demo's reader is no job to drain */
                         gp_cutover_opts_t co = {.to = GP_GREEN, .delay_ms = 1000,
                                                 .at = GP_TS_NONE, .quiet = 1};
@@ -281,13 +292,27 @@ int gp_demo_main(int argc, char **argv) {
                                 fputc('\n', stderr);
                         if (gp_cli_cutover(control, &co))
                                 break;
+                        printf("demo: ---- cutover to green requested after %" PRIu64
+                               " events (gate-proxy cutover --to green --delay-ms 1000)\n",
+                               s.in);
+                        fflush(stdout);
                         started = 1;
+                }
+                if (started && !said_t && s.cutoff != GP_TS_NONE) {
+                        char t[40];
+                        if (tty)
+                                fputc('\n', stderr);
+                        printf("demo: ---- the proxy chose T=%s (%" PRId64 "): events before "
+                               "it go to blue, the rest to green\n",
+                               clock_of(s.cutoff, t, sizeof(t)), s.cutoff);
+                        fflush(stdout);
+                        said_t = 1;
                 }
                 if (started && !finished && gp_cli_wait_clear(control, 1, 1) == 0) {
                         if (tty)
                                 fputc('\n', stderr);
-                        printf("demo: the proxy wrote CLEAR_TO_TEARDOWN; blue could now be "
-                               "stopped\n");
+                        printf("demo: ---- the proxy wrote CLEAR_TO_TEARDOWN: blue has every "
+                               "event before T and could now be stopped\n");
                         gp_cli_finish(control, 0);
                         finished = 1;
                 }
@@ -344,6 +369,15 @@ int gp_demo_main(int argc, char **argv) {
                " dlq=%" PRId64 " duplicates=%" PRId64 " missing=%" PRId64 " cutoff=%" PRId64 "\n",
                d.records, blue, green, t.late, dlq, dup, missing,
                s.cutoff == GP_TS_NONE ? -1 : s.cutoff);
+
+        if (!dup && !missing && !rb && finished)
+                printf("demo: check passed: every event exactly once (blue %" PRId64
+                       " + green %" PRId64 " + dead-letter %" PRId64 " = %" PRId64 ")\n",
+                       blue, green, dlq, d.records);
+        else
+                printf("demo: check FAILED: %" PRId64 " duplicates, %" PRId64 " missing%s%s\n",
+                       dup, missing, rb ? ", a colour topic could not be read" : "",
+                       finished ? "" : ", the cutover did not finish");
 
         gp_conf_destroy(&conf);
         rd_kafka_mock_cluster_destroy(mock);

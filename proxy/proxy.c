@@ -291,6 +291,38 @@ static win_end_t window(gp_proxy_t *p, rd_kafka_message_t **msgs, bool *open) {
 
 /* ---- the loop ---------------------------------------------------------- */
 
+/* kafka.bootstrap.servers (or metadata.broker.list) as configured. */
+static const char *brokers(const gp_conf_t *conf) {
+        for (int i = 0; i < conf->n_kafka; i++)
+                if (!strcmp(conf->kafka[i].key, "bootstrap.servers") ||
+                    !strcmp(conf->kafka[i].key, "metadata.broker.list"))
+                        return conf->kafka[i].value;
+        return "?";
+}
+
+/* Waits until a broker answers, saying once per change which cannot be
+ * reached; false when stopped meanwhile. */
+static bool reach_brokers(gp_proxy_t *p) {
+        char said[512] = "";
+        while (!p->stop) {
+                const struct rd_kafka_metadata *md = NULL;
+                rd_kafka_resp_err_t e = rd_kafka_metadata(p->cons, 0, NULL, &md, 500);
+                if (!e) {
+                        rd_kafka_metadata_destroy(md);
+                        if (said[0])
+                                gp_info("Kafka brokers reachable again at %s", brokers(p->conf));
+                        return true;
+                }
+                if (strcmp(said, rd_kafka_err2str(e))) {
+                        gp_error("cannot reach the Kafka brokers at %s (kafka.bootstrap.servers): "
+                                 "%s; retrying (SIGTERM stops)",
+                                 brokers(p->conf), rd_kafka_err2str(e));
+                        snprintf(said, sizeof(said), "%s", rd_kafka_err2str(e));
+                }
+        }
+        return false;
+}
+
 int gp_proxy_run(gp_proxy_t *p) {
         char err[1024];
         int code = GP_EXIT_OK;
@@ -300,6 +332,9 @@ int gp_proxy_run(gp_proxy_t *p) {
                 {status_task, status_ms, 0},
         };
         p->wv = (gp_wm_view_t){.wm = GP_TS_NONE};
+        gp_info("gate-proxy %s (librdkafka %s): pipeline %s, brokers %s, control %s, %s, "
+                "event time %s", GP_VERSION, rd_kafka_version_str(), p->conf->pipeline,
+                brokers(p->conf), gp_ctl_describe(p->ctl), p->dv->name, p->conf->event_time);
 
         /* 1. A valid control map first: consume nothing without one. */
         while (!p->stop && gp_ctl_poll(p->ctl, true) < 0) {
@@ -312,7 +347,9 @@ int gp_proxy_run(gp_proxy_t *p) {
         if (p->stop)
                 return GP_EXIT_OK;
 
-        /* 2. Topics, transactions, checkpoint, assignment. */
+        /* 2. Brokers, topics, transactions, checkpoint, assignment. */
+        if (!reach_brokers(p))
+                return GP_EXIT_OK;
         if (gp_topics_setup(p, err, sizeof(err))) {
                 gp_error("%s", err);
                 return GP_EXIT_TOPICS;

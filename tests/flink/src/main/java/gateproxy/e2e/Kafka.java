@@ -37,6 +37,23 @@ public final class Kafka implements AutoCloseable {
         for (String n : names)
             l.add(new NewTopic(n, partitions, (short) 1));
         admin.createTopics(l).all().get(30, TimeUnit.SECONDS);
+        // The controller has them; the broker's metadata, which the proxy
+        // reads, may follow a moment later.
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        for (;;) {
+            try {
+                var d = admin.describeTopics(List.of(names)).allTopicNames().get(10, TimeUnit.SECONDS);
+                if (d.values().stream().allMatch(t -> t.partitions().size() == partitions
+                        && t.partitions().stream().allMatch(q -> q.leader() != null)))
+                    return;
+            } catch (java.util.concurrent.ExecutionException e) {
+                // UnknownTopicOrPartition while the metadata catches up
+            }
+            if (System.nanoTime() > end)
+                throw new IllegalStateException("topics not visible in the broker's metadata "
+                        + "after 30 s: " + String.join(",", names));
+            Thread.sleep(50);
+        }
     }
 
     public KafkaProducer<String, String> producer() {
