@@ -678,6 +678,7 @@ static int cmd_run(int argc, char **argv) {
         if (gp_conf_finalize(&conf, err, sizeof(err)))
                 goto fail;
         gp_log_set_level(conf.log_level);
+        gp_log_set_format(!strcmp(conf.log_format, "json"), conf.pipeline);
         char warning[400];
         gp_conf_drain_warning(&conf, warning, sizeof(warning));
         if (*warning)

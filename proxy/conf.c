@@ -199,6 +199,24 @@ static int check_path(const char *v, char *why, size_t whylen) {
         return 0;
 }
 
+/* HOST:PORT, the host an IPv4 address or a name, the port 1-65535. */
+static int check_listen(const char *v, char *why, size_t whylen) {
+        const char *colon = strrchr(v, ':');
+        int64_t port;
+        const char *perr;
+        if (!colon || colon == v || !colon[1] ||
+            gp_parse_i64(colon + 1, strlen(colon + 1), &port, &perr) || port < 1 ||
+            port > 65535)
+                return seterr(why, whylen, "expected HOST:PORT, e.g. 0.0.0.0:9464 or "
+                                           "127.0.0.1:9464");
+        for (const char *c = v; c < colon; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                      (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
+                        return seterr(why, whylen, "expected HOST:PORT with an IPv4 address "
+                                                   "or a host name, e.g. 0.0.0.0:9464");
+        return 0;
+}
+
 static int check_configmap_name(const char *v, char *why, size_t whylen) {
         if (!gp_k8s_name_ok(v))
                 return seterr(why, whylen,
@@ -340,6 +358,7 @@ static const char *const w_bad[] = {"dlq", "route-old", NULL};
 static const char *const w_late[] = {"new", "dlq", NULL};
 static const char *const w_regfail[] = {"dlq", "exit", NULL};
 static const char *const w_delivery[] = {"exactly-once", "at-least-once", NULL};
+static const char *const w_format[] = {"text", "json", NULL};
 static const char *const w_level[] = {"error", "warn", "info", "debug", NULL};
 
 /* The word lists are in the order of the enum values. */
@@ -803,13 +822,33 @@ static const prop_t props[] = {
 
         /* process */
         {.section = "Process",
-         .name = "log.level",
+         .name = "http.listen",
+         .type = PT_STR,
+         .example = "0.0.0.0:9464",
+         .optional = true,
+         .unset = "no HTTP server",
+         .check = check_listen,
+         .allowed = "HOST:PORT",
+         FIELD(http_listen),
+         .desc = "Where to serve /metrics (Prometheus text format), /livez, /healthz and "
+                 "/readyz, on a thread of its own that never touches a Kafka handle. "
+                 "Example: 0.0.0.0:9464 in a pod, so Prometheus and the kubelet's probes "
+                 "reach it."},
+        {.name = "log.level",
          .type = PT_ENUM,
          .def = "info",
          .words = w_level,
          FIELD(log_level),
          .desc = "The least severe messages that are logged: error, warn, info or "
                  "debug. Example: debug while you investigate a hand-over."},
+        {.name = "log.format",
+         .type = PT_ENUM,
+         .def = "text",
+         .words = w_format,
+         FIELD(log_format),
+         .desc = "How log lines on stderr look: text (time, level, message) or json (one "
+                 "object a line: ts, level, pipeline, msg). Example: json where a log "
+                 "collector parses the lines."},
 };
 
 #define N_PROPS (sizeof(props) / sizeof(props[0]))

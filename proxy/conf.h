@@ -90,7 +90,9 @@ typedef struct gp_conf {
         char *k8s_kubeconfig;        /* control.k8s.kubeconfig, NULL: in-cluster or default */
 
         /* process */
+        char *http_listen;           /* http.listen: HOST:PORT, NULL: no HTTP server */
         char *log_level;             /* log.level: error|warn|info|debug */
+        char *log_format;            /* log.format: text|json */
 
         /* kafka.* passthrough, in file order, later overrides earlier */
         int n_kafka;

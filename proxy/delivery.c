@@ -42,7 +42,8 @@ static gp_txres_t txn_error(const char *what, rd_kafka_error_t *e) {
  * up; any other transactional call meanwhile fails with _CONFLICT), and
  * send_offsets_to_transaction is retried with the same offsets.
  * False (e kept) for an abortable or fatal error, or after TXN_TRIES. */
-static bool txn_retry(const char *what, rd_kafka_error_t *e, int *tries) {
+static bool txn_retry(gp_proxy_t *p, const char *what, rd_kafka_error_t *e, int *tries) {
+        gp_proxy_beat(p); /* waiting on Kafka is progress for /livez */
         if (!rd_kafka_error_is_retriable(e) || rd_kafka_error_txn_requires_abort(e) ||
             rd_kafka_error_is_fatal(e) || ++*tries >= TXN_TRIES)
                 return false;
@@ -101,7 +102,7 @@ static gp_txres_t eos_commit(gp_proxy_t *p, rd_kafka_topic_partition_list_t *l) 
         int tries = 0;
         while ((e = rd_kafka_send_offsets_to_transaction(p->prod, l, p->cgmd,
                                                          GP_KAFKA_WAIT_MS)) &&
-               txn_retry("send offsets", e, &tries))
+               txn_retry(p, "send offsets", e, &tries))
                 ;
         gp_txres_t r = txn_error("send offsets", e);
         GP_FAULT("before-commit");
@@ -112,7 +113,7 @@ static gp_txres_t eos_commit(gp_proxy_t *p, rd_kafka_topic_partition_list_t *l) 
          * rewind over committed records. */
         tries = 0;
         while ((e = rd_kafka_commit_transaction(p->prod, GP_KAFKA_WAIT_MS)) &&
-               txn_retry("commit", e, &tries))
+               txn_retry(p, "commit", e, &tries))
                 ;
         if (e && rd_kafka_error_is_retriable(e) && !rd_kafka_error_txn_requires_abort(e) &&
             !rd_kafka_error_is_fatal(e)) {
@@ -130,7 +131,7 @@ static gp_txres_t eos_abort(gp_proxy_t *p) {
         rd_kafka_error_t *e;
         int tries = 0;
         while ((e = rd_kafka_abort_transaction(p->prod, GP_KAFKA_WAIT_MS)) &&
-               txn_retry("abort", e, &tries))
+               txn_retry(p, "abort", e, &tries))
                 ;
         if (e && !rd_kafka_error_is_fatal(e)) {
                 gp_error("abort: %s (%s)%s: exiting (code %d) for a restart, which goes on "
@@ -208,6 +209,8 @@ void gp_delivery_committed(gp_proxy_t *p) {
         p->stats.cutoff = p->gate.cutoff;
         p->stats.old_c = p->gate.old_c;
         p->stats.new_c = p->gate.new_c;
+        p->stats.last_commit_ms = gp_now_ms();
+        p->stats.partitions = (int)p->n_pptrs;
         pthread_mutex_unlock(&p->lock);
 }
 

@@ -9,6 +9,7 @@
  *   delivery.c  exactly-once and at-least-once: begin, commit, abort
  *   record.c    one record: event time, route, produce; the dead-letter topic
  *   status.c    status and publication, on their own thread
+ *   http.c      /metrics and the probes, on libmicrohttpd's thread
  *   drain.c     the drain check, on its own thread */
 #ifndef GP_PROXY_INTERNAL_H
 #define GP_PROXY_INTERNAL_H
@@ -27,6 +28,7 @@
 #include "proxy/control.h"
 #include "proxy/drain.h"
 #include "proxy/fetchwake.h"
+#include "proxy/http.h"
 #include "proxy/proxy.h"
 #include "proxy/registry.h"
 #include "proxy/status.h"
@@ -112,6 +114,7 @@ struct gp_proxy {
         gp_drain_t *drain;      /* the drain check; NULL: no drain group */
         gp_drain_target_t *drain_t; /* the old colour's targets, one per partition */
         gp_status_t *status;    /* writes status and decisions to the map */
+        gp_http_t *http;        /* http.listen; NULL: none */
         char drain_warning[400]; /* gate-proxy.warning: a colour without a drain check */
         int64_t txn_begin;      /* gp_mono_ms() when the open window began, -1: none */
         int64_t txn_timeout_ms; /* the producer's effective transaction.timeout.ms */
@@ -119,6 +122,9 @@ struct gp_proxy {
         pthread_mutex_t lock; /* guards stats */
         gp_stats_t stats;
 };
+
+/* proxy.c: the loop is alive (for /livez), also while it waits on Kafka. */
+void gp_proxy_beat(gp_proxy_t *p);
 
 /* topics.c */
 int gp_topics_setup(gp_proxy_t *p, char *err, size_t errlen);

@@ -8,6 +8,29 @@
 #include "proxy/log.h"
 
 gp_log_level_t gp_log_level = GP_LOG_INFO;
+static int json;           /* log.format=json */
+static char pipeline[128]; /* for JSON lines */
+
+void gp_log_set_format(bool as_json, const char *pipe) {
+        json = as_json;
+        snprintf(pipeline, sizeof(pipeline), "%s", pipe ? pipe : "");
+}
+
+/* s as the inside of a JSON string. */
+static void escape(const char *s, char *out, size_t len) {
+        size_t o = 0;
+        for (; *s && o + 7 < len; s++) {
+                unsigned char c = (unsigned char)*s;
+                if (c == '"' || c == '\\') {
+                        out[o++] = '\\';
+                        out[o++] = (char)c;
+                } else if (c < 0x20)
+                        o += (size_t)snprintf(out + o, len - o, "\\u%04x", c);
+                else
+                        out[o++] = (char)c;
+        }
+        out[o] = '\0';
+}
 
 static const char *const names[] = {"error", "warn", "info", "debug"};
 
@@ -40,5 +63,12 @@ void gp_log_write(gp_log_level_t lvl, const char *fmt, ...) {
         va_end(ap);
         gp_time_format(gp_now_ms(), when, sizeof(when));
         /* One fprintf per line keeps lines whole across threads. */
-        fprintf(stderr, "%s %-5s %s\n", when, names[lvl], line);
+        if (json) {
+                char msg[sizeof(line) * 6 + 1], pipe[sizeof(pipeline) * 6 + 1];
+                escape(line, msg, sizeof(msg));
+                escape(pipeline, pipe, sizeof(pipe));
+                fprintf(stderr, "{\"ts\":\"%s\",\"level\":\"%s\",\"pipeline\":\"%s\","
+                        "\"msg\":\"%s\"}\n", when, names[lvl], pipe, msg);
+        } else
+                fprintf(stderr, "%s %-5s %s\n", when, names[lvl], line);
 }

@@ -5,6 +5,7 @@
 #ifndef GP_PROXY_LOG_H
 #define GP_PROXY_LOG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum { GP_LOG_ERROR = 0, GP_LOG_WARN, GP_LOG_INFO, GP_LOG_DEBUG } gp_log_level_t;
@@ -13,6 +14,8 @@ extern gp_log_level_t gp_log_level;
 
 /* Sets the level from its name; -1 on an unknown name. */
 int gp_log_set_level(const char *name);
+/* log.format: JSON lines ({"ts","level","pipeline","msg"}) instead of text. */
+void gp_log_set_format(bool as_json, const char *pipeline);
 void gp_log_write(gp_log_level_t lvl, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 

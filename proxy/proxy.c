@@ -116,8 +116,14 @@ static void control_task(gp_proxy_t *p, int64_t now) {
         if (gp_drain_has(p->drain, p->gate.old_c) &&
             gp_gate_close_due(&p->gate, wv, &p->gconf, now))
                 wv->drained = drained(p);
+        int held = 0;
+        for (int i = 0; i < p->n_topics; i++)
+                held += p->topics[i].held[0] != '\0';
         pthread_mutex_lock(&p->lock);
         p->stats.wm = wv->wm;
+        p->stats.beat_mono = gp_mono_ms();
+        p->stats.ctl_valid = rc >= 0;
+        p->stats.held = held;
         pthread_mutex_unlock(&p->lock);
 
         gp_step_t st;
@@ -291,6 +297,12 @@ static win_end_t window(gp_proxy_t *p, rd_kafka_message_t **msgs, bool *open) {
 
 /* ---- the loop ---------------------------------------------------------- */
 
+void gp_proxy_beat(gp_proxy_t *p) {
+        pthread_mutex_lock(&p->lock);
+        p->stats.beat_mono = gp_mono_ms();
+        pthread_mutex_unlock(&p->lock);
+}
+
 /* kafka.bootstrap.servers (or metadata.broker.list) as configured. */
 static const char *brokers(const gp_conf_t *conf) {
         for (int i = 0; i < conf->n_kafka; i++)
@@ -305,6 +317,7 @@ static const char *brokers(const gp_conf_t *conf) {
 static bool reach_brokers(gp_proxy_t *p) {
         char said[512] = "";
         while (!p->stop) {
+                gp_proxy_beat(p);
                 const struct rd_kafka_metadata *md = NULL;
                 rd_kafka_resp_err_t e = rd_kafka_metadata(p->cons, 0, NULL, &md, 500);
                 if (!e) {
@@ -337,7 +350,7 @@ int gp_proxy_run(gp_proxy_t *p) {
                 brokers(p->conf), gp_ctl_describe(p->ctl), p->dv->name, p->conf->event_time);
 
         /* 1. A valid control map first: consume nothing without one. */
-        while (!p->stop && gp_ctl_poll(p->ctl, true) < 0) {
+        while (!p->stop && (gp_proxy_beat(p), gp_ctl_poll(p->ctl, true) < 0)) {
                 if (gp_mono_ms() >= p->next_ctl_warn) {
                         gp_warn("waiting for a valid control map: %s", gp_ctl_error(p->ctl));
                         p->next_ctl_warn = gp_mono_ms() + 5000;

@@ -6,6 +6,7 @@
 #ifndef GP_PROXY_PROXY_H
 #define GP_PROXY_PROXY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "gate/gate.h"
@@ -37,6 +38,11 @@ typedef struct gp_stats {
         gp_phase_t phase;
         gp_colour_t old_c, new_c;
         int running;       /* routing (the control map was valid) */
+        int ctl_valid;     /* the control map read last was valid */
+        int held;          /* partitions held: their colour partitions are missing */
+        int partitions;    /* partitions assigned */
+        int64_t beat_mono; /* gp_mono_ms() of the loop's last pass (also while starting) */
+        int64_t last_commit_ms; /* wall-clock ms of the last commit, 0: none yet */
 } gp_stats_t;
 
 /* Takes a finalized conf (borrowed for the proxy's life). NULL with err. */
@@ -46,6 +52,8 @@ int gp_proxy_run(gp_proxy_t *p);
 /* Asks the loop to finish its open transaction and return. Signal-safe. */
 void gp_proxy_stop(gp_proxy_t *p);
 void gp_proxy_stats(gp_proxy_t *p, gp_stats_t *out);
+/* Has gp_proxy_stop been called? Any thread. */
+bool gp_proxy_stopping(gp_proxy_t *p);
 void gp_proxy_destroy(gp_proxy_t *p);
 
 #endif

@@ -159,6 +159,8 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                 goto fail;
         if (!(p->status = gp_status_new(conf, err, errlen)))
                 goto fail;
+        if (conf->http_listen && !(p->http = gp_http_start(conf, p, err, errlen)))
+                goto fail;
         p->cgmd = rd_kafka_consumer_group_metadata_new(conf->group_id);
         return p;
 fail:
@@ -168,6 +170,10 @@ fail:
 
 void gp_proxy_stop(gp_proxy_t *p) {
         atomic_store(&p->stop, 1);
+}
+
+bool gp_proxy_stopping(gp_proxy_t *p) {
+        return atomic_load(&p->stop) != 0;
 }
 
 void gp_proxy_stats(gp_proxy_t *p, gp_stats_t *out) {
@@ -202,6 +208,7 @@ void gp_proxy_destroy(gp_proxy_t *p) {
         }
         if (p->prod)
                 rd_kafka_destroy(p->prod);
+        gp_http_stop(p->http); /* first: its handlers read p */
         gp_drain_destroy(p->drain);
         gp_status_destroy(p->status);
         free(p->drain_t);

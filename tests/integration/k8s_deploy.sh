@@ -3,7 +3,8 @@
 # on; no nodes and no controllers, so nothing is scheduled):
 #   1. kubectl apply of every manifest into a fresh namespace is accepted;
 #      the stored Deployment has replicas 1, strategy Recreate, the
-#      ServiceAccount, the config volume and the run command;
+#      ServiceAccount, the config volume, the run command, and the probes
+#      (/livez, /readyz) on the named metrics port;
 #   2. with a token minted for the ServiceAccount (TokenRequest), straight
 #      HTTP with curl: get, watch (fieldSelector on the name) and merge
 #      patch of orders-configmap answer 200; get and patch of another
@@ -74,6 +75,9 @@ got=$(dep '{.spec.template.spec.volumes[?(@.name=="config")].configMap.name}')
 [ "$got" = gate-proxy-config ] || fail "deployment: config volume is from '$got'"
 got=$(dep '{.spec.template.spec.containers[0].volumeMounts[?(@.name=="config")].mountPath}')
 [ "$got" = /etc/gate-proxy ] || fail "deployment: config mounted at '$got'"
+got=$(dep '{.spec.template.spec.containers[0].livenessProbe.httpGet.path} {.spec.template.spec.containers[0].readinessProbe.httpGet.path} {.spec.template.spec.containers[0].startupProbe.httpGet.path} {.spec.template.spec.containers[0].ports[0].name}')
+[ "$got" = "/livez /readyz /livez http-metrics" ] || fail "deployment: probes and port are '$got'"
+say "   probes: liveness and startup /livez, readiness /readyz, on port http-metrics"
 say "   serviceAccountName=$SA, args run -c /etc/gate-proxy/gate-proxy.conf, config volume at /etc/gate-proxy"
 
 kc -n "$NS" get configmap gate-proxy-config -o jsonpath='{.data.gate-proxy\.conf}' >"$WORK/gate-proxy.conf"

@@ -375,6 +375,12 @@ Test(conf, bad_lines) {
                  "1: kafka.isolation.level: set by gate-proxy (read_committed)"},
                 {"kafka.auto.offset.reset=latest",
                  "1: kafka.auto.offset.reset: set by gate-proxy; use gate.source.start"},
+                {"http.listen=9464",
+                 "1: http.listen: expected HOST:PORT, e.g. 0.0.0.0:9464 or 127.0.0.1:9464"},
+                {"http.listen=[::1]:9464",
+                 "1: http.listen: expected HOST:PORT with an IPv4 address or a host name, e.g. "
+                 "0.0.0.0:9464"},
+                {"log.format=yaml", "1: log.format: expected one of text, json"},
                 /* the same for one client */
                 {"kafka.consumer.isolation.level=read_uncommitted",
                  "1: kafka.consumer.isolation.level: set by gate-proxy (read_committed)"},

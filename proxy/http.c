@@ -1,0 +1,338 @@
+/* proxy/http.c: /metrics, /livez, /healthz, /readyz (proxy/http.h). */
+#include <dirent.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+#include <microhttpd.h>
+
+#include "gate/gate.h"
+#include "proxy/http.h"
+#include "proxy/internal.h"
+#include "proxy/log.h"
+
+#define MAX_CONNECTIONS 32
+#define CONNECTION_TIMEOUT_S 10
+#define BODY_MAX 65536
+
+struct gp_http {
+        struct MHD_Daemon *d;
+        gp_proxy_t *p;
+        const gp_conf_t *conf;
+        double start_s; /* process start, epoch seconds */
+};
+
+/* ---- a bounded text buffer ---------------------------------------------- */
+
+typedef struct text {
+        char buf[BODY_MAX];
+        size_t len;
+} text_t;
+
+__attribute__((format(printf, 2, 3))) static void put(text_t *t, const char *fmt, ...) {
+        va_list ap;
+        if (t->len >= sizeof(t->buf) - 1)
+                return;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->buf + t->len, sizeof(t->buf) - t->len, fmt, ap);
+        va_end(ap);
+        if (n > 0)
+                t->len += (size_t)n < sizeof(t->buf) - t->len ? (size_t)n
+                                                              : sizeof(t->buf) - 1 - t->len;
+}
+
+static void family(text_t *t, const char *name, const char *type, const char *help) {
+        put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* An event time in ms as seconds; NaN while there is none. */
+static void put_time(text_t *t, const char *name, int64_t ms) {
+        if (ms == GP_TS_NONE)
+                put(t, "%s NaN\n", name);
+        else
+                put(t, "%s %.3f\n", name, (double)ms / 1000.0);
+}
+
+/* ---- the process ---------------------------------------------------------- */
+
+static void process_metrics(text_t *t, const gp_http_t *h) {
+        long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+        unsigned long utime = 0, stime = 0;
+        long rss = 0;
+        FILE *f = fopen("/proc/self/stat", "r");
+        if (f) {
+                /* pid (comm) state, then 10 numbers, then utime and stime; comm
+                 * may hold spaces, so read after its closing parenthesis */
+                char line[1024];
+                if (fgets(line, sizeof line, f)) {
+                        const char *r = strrchr(line, ')');
+                        if (r && sscanf(r + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                                        &utime, &stime) != 2)
+                                utime = stime = 0;
+                }
+                fclose(f);
+        }
+        if ((f = fopen("/proc/self/statm", "r"))) {
+                if (fscanf(f, "%*d %ld", &rss) != 1)
+                        rss = 0;
+                fclose(f);
+        }
+        int fds = 0;
+        DIR *d = opendir("/proc/self/fd");
+        if (d) {
+                for (struct dirent *e; (e = readdir(d));)
+                        fds += e->d_name[0] != '.';
+                closedir(d);
+                fds--; /* the directory's own */
+        }
+        family(t, "process_cpu_seconds_total", "counter", "User and system CPU time spent.");
+        put(t, "process_cpu_seconds_total %.2f\n",
+            tick > 0 ? (double)(utime + stime) / (double)tick : 0.0);
+        family(t, "process_resident_memory_bytes", "gauge", "Resident memory size.");
+        put(t, "process_resident_memory_bytes %ld\n", rss * page);
+        family(t, "process_open_fds", "gauge", "Open file descriptors.");
+        put(t, "process_open_fds %d\n", fds);
+        family(t, "process_start_time_seconds", "gauge", "Start time since the epoch.");
+        put(t, "process_start_time_seconds %.3f\n", h->start_s);
+}
+
+/* ---- what the proxy reports ---------------------------------------------- */
+
+/* A loop that has not passed for this long is stuck: longer than any one
+ * Kafka call waits (GP_KAFKA_WAIT_MS), twice, plus a window. */
+static int64_t live_bound_ms(const gp_conf_t *conf) {
+        return 2 * GP_KAFKA_WAIT_MS + conf->commit_interval_ms;
+}
+
+static bool live(const gp_http_t *h, const gp_stats_t *s) {
+        return !s->beat_mono || gp_mono_ms() - s->beat_mono <= live_bound_ms(h->conf);
+}
+
+typedef struct check {
+        const char *name;
+        bool ok;
+} check_t;
+
+static size_t ready_checks(gp_http_t *h, const gp_stats_t *s, check_t *c) {
+        size_t n = 0;
+        c[n++] = (check_t){"routing", s->running != 0};
+        c[n++] = (check_t){"control-map", s->running && s->ctl_valid};
+        c[n++] = (check_t){"partitions", s->running && !s->held};
+        c[n++] = (check_t){"loop", live(h, s)};
+        c[n++] = (check_t){"not-stopping", !gp_proxy_stopping(h->p)};
+        return n;
+}
+
+static void metrics(gp_http_t *h, text_t *t) {
+        gp_stats_t s;
+        gp_proxy_stats(h->p, &s);
+        check_t c[8];
+        size_t nc = ready_checks(h, &s, c);
+        bool ready = true;
+        for (size_t i = 0; i < nc; i++)
+                ready &= c[i].ok;
+
+        family(t, "gate_proxy_build_info", "gauge", "Versions and pipeline; always 1.");
+        put(t, "gate_proxy_build_info{version=\"%s\",librdkafka=\"%s\",pipeline=\"%s\"} 1\n",
+            GP_VERSION, rd_kafka_version_str(), h->conf->pipeline);
+        family(t, "gate_proxy_records_consumed_total", "counter",
+               "Records read from the source topics and committed.");
+        put(t, "gate_proxy_records_consumed_total %" PRIu64 "\n", s.in);
+        family(t, "gate_proxy_records_routed_total", "counter",
+               "Records committed to a colour topic, by colour.");
+        put(t, "gate_proxy_records_routed_total{colour=\"blue\"} %" PRIu64 "\n", s.n[GP_BLUE]);
+        put(t, "gate_proxy_records_routed_total{colour=\"green\"} %" PRIu64 "\n", s.n[GP_GREEN]);
+        family(t, "gate_proxy_records_dead_lettered_total", "counter",
+               "Records committed to the dead-letter topic (unreadable, too large, late "
+               "with gate.late=dlq).");
+        put(t, "gate_proxy_records_dead_lettered_total %" PRIu64 "\n", s.n[2]);
+        family(t, "gate_proxy_records_late_total", "counter",
+               "Records with an event time before T after the old side closed.");
+        put(t, "gate_proxy_records_late_total %" PRIu64 "\n", s.late);
+        family(t, "gate_proxy_aborted_colour_records", "gauge",
+               "Records that went to the colour of an aborted transition since its T.");
+        put(t, "gate_proxy_aborted_colour_records %" PRIu64 "\n", s.aborted_routed);
+        family(t, "gate_proxy_transactions_total", "counter",
+               "Transactions (at-least-once: offset commits), by outcome.");
+        put(t, "gate_proxy_transactions_total{outcome=\"committed\"} %" PRIu64 "\n", s.txns);
+        put(t, "gate_proxy_transactions_total{outcome=\"aborted\"} %" PRIu64 "\n", s.aborts);
+        family(t, "gate_proxy_watermark_timestamp_seconds", "gauge",
+               "The watermark W over all partitions; NaN while unknown.");
+        put_time(t, "gate_proxy_watermark_timestamp_seconds", s.wm);
+        family(t, "gate_proxy_cutoff_timestamp_seconds", "gauge",
+               "The cutoff T of the transition; NaN while none.");
+        put_time(t, "gate_proxy_cutoff_timestamp_seconds", s.cutoff);
+        family(t, "gate_proxy_phase", "gauge", "The gate's committed phase (1 for the one "
+                                               "in force).");
+        for (int i = 0; i < GP_PHASE__N; i++)
+                put(t, "gate_proxy_phase{phase=\"%s\"} %d\n", gp_phase_name((gp_phase_t)i),
+                    s.running && (int)s.phase == i);
+        family(t, "gate_proxy_active_colour", "gauge",
+               "The colour that new records go to (1 for it).");
+        for (int i = 0; i < 2; i++)
+                put(t, "gate_proxy_active_colour{colour=\"%s\"} %d\n",
+                    gp_colour_name((gp_colour_t)i), s.running && (int)s.new_c == i);
+        family(t, "gate_proxy_partitions_assigned", "gauge", "Source partitions read.");
+        put(t, "gate_proxy_partitions_assigned %d\n", s.partitions);
+        family(t, "gate_proxy_partitions_held", "gauge",
+               "Source topics with new partitions held until their colour partitions exist.");
+        put(t, "gate_proxy_partitions_held %d\n", s.held);
+        family(t, "gate_proxy_last_commit_timestamp_seconds", "gauge",
+               "Time of the last commit; 0 before the first.");
+        put(t, "gate_proxy_last_commit_timestamp_seconds %.3f\n",
+            (double)s.last_commit_ms / 1000.0);
+        family(t, "gate_proxy_ready", "gauge", "1 while /readyz answers 200.");
+        put(t, "gate_proxy_ready %d\n", ready);
+        process_metrics(t, h);
+}
+
+/* ---- HTTP ------------------------------------------------------------------ */
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned int code, const char *type,
+                               const char *body, size_t len, bool head) {
+        struct MHD_Response *r =
+                MHD_create_response_from_buffer(head ? 0 : len, (void *)body,
+                                                MHD_RESPMEM_MUST_COPY);
+        if (!r)
+                return MHD_NO;
+        MHD_add_response_header(r, "Content-Type", type);
+        if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+                MHD_add_response_header(r, "Allow", "GET, HEAD");
+        enum MHD_Result rc = MHD_queue_response(c, code, r);
+        MHD_destroy_response(r);
+        return rc;
+}
+
+/* ?verbose, with or without a value */
+static enum MHD_Result find_verbose(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value) {
+        (void)kind;
+        (void)value;
+        if (!strcmp(key, "verbose")) {
+                *(bool *)cls = true;
+                return MHD_NO;
+        }
+        return MHD_YES;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version,
+                               const char *upload_data, size_t *upload_size, void **state) {
+        static int first;
+        gp_http_t *h = cls;
+        (void)version;
+        (void)upload_data;
+        bool get = !strcmp(method, "GET"), head = !strcmp(method, "HEAD");
+        if (!get && !head) {
+                static const char msg[] = "method not allowed: GET or HEAD\n";
+                return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", msg,
+                               sizeof(msg) - 1, false);
+        }
+        if (!*state) { /* the headers: answer on the next call */
+                *state = &first;
+                return MHD_YES;
+        }
+        if (*upload_size) { /* a body on a GET: dropped */
+                *upload_size = 0;
+                return MHD_YES;
+        }
+        text_t *t = malloc(sizeof(*t));
+        if (!t)
+                return MHD_NO;
+        t->len = 0;
+        enum MHD_Result rc;
+        if (!strcmp(url, "/metrics")) {
+                metrics(h, t);
+                rc = respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", t->buf,
+                             t->len, head);
+        } else if (!strcmp(url, "/livez") || !strcmp(url, "/healthz")) {
+                gp_stats_t s;
+                gp_proxy_stats(h->p, &s);
+                bool ok = live(h, &s);
+                if (ok)
+                        put(t, "ok\n");
+                else
+                        put(t, "the loop has made no progress for %" PRId64 " ms (bound %" PRId64
+                               " ms)\n", gp_mono_ms() - s.beat_mono, live_bound_ms(h->conf));
+                rc = respond(c, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain",
+                             t->buf, t->len, head);
+        } else if (!strcmp(url, "/readyz")) {
+                gp_stats_t s;
+                check_t ch[8];
+                gp_proxy_stats(h->p, &s);
+                size_t n = ready_checks(h, &s, ch);
+                bool ok = true, verbose = false;
+                MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, find_verbose, &verbose);
+                for (size_t i = 0; i < n; i++) {
+                        ok &= ch[i].ok;
+                        if (verbose)
+                                put(t, "[%s] %s\n", ch[i].ok ? "+" : "-", ch[i].name);
+                }
+                put(t, ok ? "ok\n" : "not ready\n");
+                rc = respond(c, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain",
+                             t->buf, t->len, head);
+        } else {
+                put(t, "not found: /metrics, /livez, /healthz, /readyz\n");
+                rc = respond(c, MHD_HTTP_NOT_FOUND, "text/plain", t->buf, t->len, head);
+        }
+        free(t);
+        return rc;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+        char msg[512];
+        (void)cls;
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        msg[strcspn(msg, "\n")] = '\0';
+        gp_warn("http: %s", msg);
+}
+
+gp_http_t *gp_http_start(const gp_conf_t *conf, gp_proxy_t *p, char *err, size_t errlen) {
+        char host[256];
+        const char *colon = strrchr(conf->http_listen, ':');
+        struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+        snprintf(host, sizeof host, "%.*s", (int)(colon - conf->http_listen), conf->http_listen);
+        int gai = getaddrinfo(host, colon + 1, &hints, &ai);
+        if (gai) {
+                snprintf(err, errlen, "http.listen: %s: %s", conf->http_listen, gai_strerror(gai));
+                return NULL;
+        }
+        gp_http_t *h = calloc(1, sizeof(*h));
+        if (!h) {
+                freeaddrinfo(ai);
+                snprintf(err, errlen, "out of memory");
+                return NULL;
+        }
+        h->p = p;
+        h->conf = conf;
+        h->start_s = (double)gp_now_ms() / 1000.0;
+        h->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+                                handler, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                                MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
+                                MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+        freeaddrinfo(ai);
+        if (!h->d) {
+                snprintf(err, errlen, "http.listen: cannot listen on %s (in use, or not an "
+                         "address of this host)", conf->http_listen);
+                free(h);
+                return NULL;
+        }
+        gp_info("serving /metrics, /livez, /healthz and /readyz on http://%s",
+                conf->http_listen);
+        return h;
+}
+
+void gp_http_stop(gp_http_t *h) {
+        if (!h)
+                return;
+        MHD_stop_daemon(h->d);
+        free(h);
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# /metrics and the probes, scraped by a real Prometheus (Debian's
+# prometheus, on loopback, every second) through a blue -> green cutover on
+# the real broker.
+#   - before the control map exists: /livez 200, /readyz 503 (verbose says
+#     which check fails); once it exists: /readyz 200;
+#   - a scrape passes `promtool check metrics`; other methods get 405;
+#   - Prometheus's own answers, through its HTTP API: the routed counters
+#     per colour equal what gp-check found in S.blue and S.green, the
+#     dead-letter counter what it found in the DLQ, and the phase series
+#     went steady -> split -> closed;
+#   - 200 abusive connections leave it answering and routing;
+#   - after SIGTERM the proxy exits 0; with log.format=json every line of
+#     its log is one JSON object.
+source "$(dirname "$0")/lib.sh"
+command -v prometheus >/dev/null || fail "prometheus is not installed (scripts/install-deps.sh test)"
+command -v promtool >/dev/null || fail "promtool is not installed (scripts/install-deps.sh test)"
+
+S=gp-metrics-$RUN_ID
+BASE=1700000000000
+N=20000
+PROM_PID=""
+ON_EXIT='[ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null'
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+HP=$(free_port)
+PP=$(free_port)
+H=http://127.0.0.1:$HP
+code() { curl -s -o "$WORK/body" -w '%{http_code}' -X "${2:-GET}" "$H$1"; }
+
+"$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 2 --quiet >/dev/null
+write_conf p "$S" "http.listen=127.0.0.1:$HP" gate.watermark.idle.ms=1000 gate.lateness.ms=10000 \
+  log.format=json
+start_proxy p
+wait_for "the HTTP server" 30 grep -q "serving /metrics, /livez, /healthz and /readyz" "$WORK/proxy.log"
+
+# No map yet: alive, not ready.
+[ "$(code /livez)" = 200 ] || fail "/livez before the map: $(code /livez)"
+[ "$(code '/readyz?verbose')" = 503 ] || fail "/readyz before the map: $(code /readyz)"
+grep -q "^\[-\] control-map" "$WORK/body" || fail "/readyz?verbose does not name the map: $(cat "$WORK/body")"
+READY_BODY=$(tr '\n' ' ' <"$WORK/body")
+[ "$(code /metrics POST)" = 405 ] || fail "POST /metrics was not refused with 405"
+say "no map: /livez 200, /readyz 503 ($READY_BODY), POST 405"
+"$GP_BIN" init --control "$WORK/cm.json" >/dev/null
+ready() { [ "$(code /readyz)" = 200 ]; }
+wait_for "/readyz 200 once the map exists" 30 ready
+
+curl -s "$H/metrics" >"$WORK/scrape.txt"
+promtool check metrics <"$WORK/scrape.txt" >"$WORK/promtool.txt" 2>&1 \
+  || { cat "$WORK/promtool.txt"; fail "promtool check metrics failed"; }
+say "promtool check metrics: passed ($(grep -c '^# TYPE' "$WORK/scrape.txt") families)"
+
+# Prometheus, scraping every second.
+cat >"$WORK/prom.yml" <<EOF
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: gate-proxy
+    static_configs:
+      - targets: ["127.0.0.1:$HP"]
+EOF
+prometheus --config.file="$WORK/prom.yml" --storage.tsdb.path="$WORK/tsdb" \
+  --web.listen-address="127.0.0.1:$PP" >"$WORK/prometheus.log" 2>&1 &
+PROM_PID=$!
+P=http://127.0.0.1:$PP
+# q EXPR: the value of an instant query's first sample, "" when none
+q() {
+  curl -s --get "$P/api/v1/query" --data-urlencode "query=$1" \
+    | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
+}
+scraped() { [ "$(q 'up{job="gate-proxy"}')" = 1 ]; }
+wait_for "Prometheus to scrape the proxy" 60 scraped
+say "Prometheus $(prometheus --version 2>&1 | head -1 | cut -d' ' -f3) scrapes the proxy every second"
+
+produce "$S" $N 0 --ts-start $BASE --disorder 100 --rate 4000 &
+PRODUCER=$!
+wait_for "3000 records routed" 60 routed_is 3000
+"$GP_BIN" cutover --control "$WORK/cm.json" --to green --delay-ms 500 >/dev/null 2>&1
+wait_for "CLEAR_TO_TEARDOWN" 60 key_is stage CLEAR_TO_TEARDOWN
+"$GP_BIN" finish --control "$WORK/cm.json" >/dev/null
+wait "$PRODUCER" || fail "the producer failed"
+wait_for "$N records routed" 60 routed_is $N
+T=$(key watermark-toggle-value)
+
+check "$S" --cutoff "$T" --old blue --verbose 2>"$WORK/check.err"
+FOUND=$(grep -o "found [0-9]* in $S.blue, [0-9]* in $S.green, [0-9]* in the DLQ" "$WORK/check.err")
+read -r CB CG CD < <(sed -E 's/found ([0-9]+) in [^,]*, ([0-9]+) in [^,]*, ([0-9]+) in the DLQ/\1 \2 \3/' <<<"$FOUND")
+[ -n "$CB" ] || fail "no per-topic counts from gp-check: $(cat "$WORK/check.err")"
+counted() {
+  [ "$(q 'gate_proxy_records_routed_total{colour="blue"}')" = "$CB" ] &&
+    [ "$(q 'gate_proxy_records_routed_total{colour="green"}')" = "$CG" ] &&
+    [ "$(q 'gate_proxy_records_dead_lettered_total')" = "$CD" ]
+}
+wait_for "Prometheus's counters to equal gp-check's (blue $CB, green $CG, dlq $CD)" 30 counted
+say "Prometheus: routed blue=$CB green=$CG dead-lettered=$CD, as gp-check found"
+for ph in steady split closed; do
+  [ "$(q "max_over_time(gate_proxy_phase{phase=\"$ph\"}[10m])")" = 1 ] \
+    || fail "the phase series never showed $ph"
+done
+[ "$(q 'gate_proxy_phase{phase="closed"}')" = 1 ] || fail "the phase is not closed at the end"
+[ "$(q 'gate_proxy_active_colour{colour="green"}')" = 1 ] || fail "green is not the active colour"
+say "Prometheus: the phase went steady -> split -> closed; green active; T=$T"
+
+# Abuse: 200 connections at once (some held open without a byte, some
+# sending a 1 MB request line, the rest scraping): no crash, memory bounded,
+# and the proxy answers and routes afterwards.
+rss() { curl -s "$H/metrics" | sed -n 's/^process_resident_memory_bytes //p'; }
+RSS0=$(rss)
+python3 - 127.0.0.1 "$HP" <<'PY' || fail "the abuse client failed"
+import socket, sys, threading
+host, port = sys.argv[1], int(sys.argv[2])
+def one(i):
+    try:
+        s = socket.create_connection((host, port), timeout=15)
+        if i % 3 == 0:
+            s.settimeout(3)
+            try: s.recv(1)            # a slow client: sends nothing
+            except OSError: pass
+        elif i % 3 == 1:
+            s.sendall(b"GET /" + b"a" * (1 << 20) + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.recv(100)
+        else:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            while s.recv(65536): pass
+        s.close()
+    except OSError:
+        pass                      # refused past the connection limit: fine
+ts = [threading.Thread(target=one, args=(i,)) for i in range(200)]
+for t in ts: t.start()
+for t in ts: t.join()
+PY
+kill -0 "$PROXY_PID" || fail "the proxy died under 200 abusive connections"
+healthy() { [ "$(code /livez)" = 200 ]; }
+wait_for "/livez to answer after the abuse" 30 healthy
+RSS1=$(rss)
+[ "$RSS1" -lt $(( RSS0 * 2 + 8000000 )) ] || fail "memory grew from $RSS0 to $RSS1 bytes under abuse"
+produce "$S" 1000 $N --ts-start $((BASE + 60000))
+wait_for "$((N + 1000)) records routed after the abuse" 60 routed_is $((N + 1000))
+say "200 abusive connections: the proxy answers, RSS $RSS0 -> $RSS1 bytes, routing goes on"
+
+stop_proxy
+# log.format=json: every line one object with ts, level, pipeline, msg
+python3 - "$WORK/proxy.log" "it-$RUN_ID" <<'PY' || fail "the JSON log has a bad line (see above)"
+import json, sys
+n = 0
+for i, line in enumerate(open(sys.argv[1]), 1):
+    o = json.loads(line)
+    assert set(o) == {"ts", "level", "pipeline", "msg"}, (i, line)
+    assert o["pipeline"] == sys.argv[2] and o["level"] in ("error", "warn", "info", "debug"), (i, line)
+    n += 1
+assert n > 5, n
+print(n)
+PY
+say "log.format=json: every line of the proxy's log is one JSON object"
+kill "$PROM_PID" 2>/dev/null
+wait "$PROM_PID" 2>/dev/null || true
+PROM_PID=""
+say "PASS"
