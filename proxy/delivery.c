@@ -173,6 +173,15 @@ static gp_txres_t alo_abort(gp_proxy_t *p) {
         return GP_TX_OK;
 }
 
+const double gp_commit_le[GP_COMMIT_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                0.5,   1,    2.5,   5,    10};
+const double gp_size_le[GP_SIZE_BUCKETS] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+
+const char *const gp_dlq_reasons[GP_DLQ_REASONS] = {
+        "not-json",   "field-missing", "wrong-type",     "bad-time",   "header-missing",
+        "no-timestamp", "bad-frame",   "bad-avro",       "unknown-schema", "bad-schema",
+        "registry-unavailable", "too-large", "late",     "other"};
+
 const gp_deliver_ops_t gp_delivery_eos = {"exactly-once", eos_begin, eos_commit, eos_abort};
 const gp_deliver_ops_t gp_delivery_alo = {"at-least-once", alo_begin, alo_commit, alo_abort};
 
@@ -204,7 +213,6 @@ void gp_delivery_committed(gp_proxy_t *p) {
         p->stats.late = late;
         p->stats.in = n[0] + n[1] + n[2];
         p->stats.aborted_routed = p->gate.phase == GP_PHASE_ABORTED ? ab : 0;
-        p->stats.txns++;
         p->stats.phase = p->gate.phase;
         p->stats.cutoff = p->gate.cutoff;
         p->stats.old_c = p->gate.old_c;
@@ -224,11 +232,31 @@ gp_txres_t gp_delivery_commit(gp_proxy_t *p) {
                 return GP_TX_FATAL;
         }
         GP_FAULT("before-send-offsets");
+        int64_t t0 = gp_mono_ms();
         gp_txres_t r = p->dv->commit(p, l);
+        double took = (double)(gp_mono_ms() - t0) / 1000.0;
         rd_kafka_topic_partition_list_destroy(l);
         if (r == GP_TX_OK) {
                 p->gate.seq = g.seq;
                 GP_FAULT("after-commit");
+                int cb = 0, sb = 0;
+                while (cb < GP_COMMIT_BUCKETS && took > gp_commit_le[cb])
+                        cb++;
+                while (sb < GP_SIZE_BUCKETS && (double)p->win_records > gp_size_le[sb])
+                        sb++;
+                pthread_mutex_lock(&p->lock);
+                p->stats.txns++;
+                p->stats.commit_n[cb]++;
+                p->stats.commit_sum_s += took;
+                p->stats.size_n[sb]++;
+                p->stats.size_sum += p->win_records;
+                p->stats.bytes_in += p->win_in;
+                p->stats.bytes_out += p->win_out;
+                for (int i = 0; i < GP_DLQ_REASONS; i++)
+                        p->stats.dlq_by[i] += p->win_dlq[i];
+                pthread_mutex_unlock(&p->lock);
+                p->win_records = p->win_in = p->win_out = 0;
+                memset(p->win_dlq, 0, sizeof(p->win_dlq));
                 gp_delivery_committed(p);
         }
         return r;
@@ -249,6 +277,8 @@ gp_txres_t gp_delivery_abort(gp_proxy_t *p) {
         p->gate = p->cgate;
         p->need_commit = false;
         p->txn_begin = -1;
+        p->win_records = p->win_in = p->win_out = 0;
+        memset(p->win_dlq, 0, sizeof(p->win_dlq));
         gp_assign_all(p);
         pthread_mutex_lock(&p->lock);
         p->stats.aborts++;

@@ -51,6 +51,20 @@ static void family(text_t *t, const char *name, const char *type, const char *he
         put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A histogram from per-bucket counts n[0..nb] (n[nb]: above every bound). */
+static void histogram(text_t *t, const char *name, const char *help, const double *le,
+                      int nb, const uint64_t *n, double sum) {
+        uint64_t cum = 0;
+        family(t, name, "histogram", help);
+        for (int i = 0; i < nb; i++) {
+                cum += n[i];
+                put(t, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", name, le[i], cum);
+        }
+        cum += n[nb];
+        put(t, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n%s_sum %.6f\n%s_count %" PRIu64 "\n", name,
+            cum, name, sum, name, cum);
+}
+
 /* An event time in ms as seconds; NaN while there is none. */
 static void put_time(text_t *t, const char *name, int64_t ms) {
         if (ms == GP_TS_NONE)
@@ -107,6 +121,13 @@ static void process_metrics(text_t *t, const gp_http_t *h) {
 /* A loop that has not passed for this long is stuck: longer than any one
  * Kafka call waits (GP_KAFKA_WAIT_MS), twice, plus a window. */
 static int64_t live_bound_ms(const gp_conf_t *conf) {
+#ifdef GP_TEST_HOOKS
+        /* The test build takes a shorter bound, so a held loop fails fast. */
+        const char *t = getenv("GP_TEST_LIVEZ_MS");
+        long long ms = t ? strtoll(t, NULL, 10) : 0;
+        if (ms > 0)
+                return ms;
+#endif
         return 2 * GP_KAFKA_WAIT_MS + conf->commit_interval_ms;
 }
 
@@ -149,9 +170,11 @@ static void metrics(gp_http_t *h, text_t *t) {
         put(t, "gate_proxy_records_routed_total{colour=\"blue\"} %" PRIu64 "\n", s.n[GP_BLUE]);
         put(t, "gate_proxy_records_routed_total{colour=\"green\"} %" PRIu64 "\n", s.n[GP_GREEN]);
         family(t, "gate_proxy_records_dead_lettered_total", "counter",
-               "Records committed to the dead-letter topic (unreadable, too large, late "
-               "with gate.late=dlq).");
-        put(t, "gate_proxy_records_dead_lettered_total %" PRIu64 "\n", s.n[2]);
+               "Records committed to the dead-letter topic, by the code of their "
+               "gate-proxy.error header.");
+        for (int i = 0; i < GP_DLQ_REASONS; i++)
+                put(t, "gate_proxy_records_dead_lettered_total{reason=\"%s\"} %" PRIu64 "\n",
+                    gp_dlq_reasons[i], s.dlq_by[i]);
         family(t, "gate_proxy_records_late_total", "counter",
                "Records with an event time before T after the old side closed.");
         put(t, "gate_proxy_records_late_total %" PRIu64 "\n", s.late);
@@ -187,6 +210,36 @@ static void metrics(gp_http_t *h, text_t *t) {
                "Time of the last commit; 0 before the first.");
         put(t, "gate_proxy_last_commit_timestamp_seconds %.3f\n",
             (double)s.last_commit_ms / 1000.0);
+        family(t, "gate_proxy_bytes_consumed_total", "counter",
+               "Key, value and header bytes of the records committed.");
+        put(t, "gate_proxy_bytes_consumed_total %" PRIu64 "\n", s.bytes_in);
+        family(t, "gate_proxy_bytes_produced_total", "counter",
+               "Key, value and header bytes written (dead-letter headers included).");
+        put(t, "gate_proxy_bytes_produced_total %" PRIu64 "\n", s.bytes_out);
+        histogram(t, "gate_proxy_commit_duration_seconds",
+                  "Time to commit a transaction (send offsets and commit; at-least-once: "
+                  "flush and commit).", gp_commit_le, GP_COMMIT_BUCKETS, s.commit_n,
+                  s.commit_sum_s);
+        histogram(t, "gate_proxy_transaction_records",
+                  "Records per committed transaction.", gp_size_le, GP_SIZE_BUCKETS, s.size_n,
+                  (double)s.size_sum);
+        uint64_t w[4];
+        gp_proxy_map_writes(h->p, w);
+        static const char *const outcome[4] = {"written", "dropped", "invalid", "error"};
+        family(t, "gate_proxy_control_map_writes_total", "counter",
+               "Writes of status and decisions to the control map, by outcome (dropped: the "
+               "map moved to another transition; invalid: it was missing or invalid).");
+        for (int i = 0; i < 4; i++)
+                put(t, "gate_proxy_control_map_writes_total{outcome=\"%s\"} %" PRIu64 "\n",
+                    outcome[i], w[i]);
+        gp_lag_t lags[256];
+        size_t nl = gp_proxy_lags(h->p, lags, sizeof(lags) / sizeof(lags[0]));
+        family(t, "gate_proxy_partition_lag_records", "gauge",
+               "Per source partition: its end (last stable offset) minus the committed "
+               "position, as of the last status interval.");
+        for (size_t i = 0; i < nl && i < sizeof(lags) / sizeof(lags[0]); i++)
+                put(t, "gate_proxy_partition_lag_records{topic=\"%s\",partition=\"%d\"} %" PRId64
+                       "\n", lags[i].topic, lags[i].partition, lags[i].lag);
         family(t, "gate_proxy_ready", "gauge", "1 while /readyz answers 200.");
         put(t, "gate_proxy_ready %d\n", ready);
         process_metrics(t, h);

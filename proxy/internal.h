@@ -115,6 +115,10 @@ struct gp_proxy {
         gp_drain_target_t *drain_t; /* the old colour's targets, one per partition */
         gp_status_t *status;    /* writes status and decisions to the map */
         gp_http_t *http;        /* http.listen; NULL: none */
+        uint64_t win_records, win_in, win_out; /* the open window's */
+        uint64_t win_dlq[GP_DLQ_REASONS];
+        gp_lag_t *lags;         /* per partition, under lock; n_pptrs of them */
+        size_t n_lags;
         char drain_warning[400]; /* gate-proxy.warning: a colour without a drain check */
         int64_t txn_begin;      /* gp_mono_ms() when the open window began, -1: none */
         int64_t txn_timeout_ms; /* the producer's effective transaction.timeout.ms */

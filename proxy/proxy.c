@@ -18,6 +18,7 @@
  * where offsets and checkpoints are committed. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gate/control.h"
@@ -51,8 +52,49 @@ static const char *current_error(const gp_proxy_t *p) {
 }
 
 /* Task: the status keys, handed to the status thread. */
+/* Each partition's lag from the consumer's cached end offsets (no
+ * request: librdkafka keeps them from its fetches). */
+static void update_lags(gp_proxy_t *p) {
+        pthread_mutex_lock(&p->lock);
+        if (p->n_lags < p->n_pptrs) {
+                gp_lag_t *nl = realloc(p->lags, p->n_pptrs * sizeof(*nl));
+                if (!nl) {
+                        pthread_mutex_unlock(&p->lock);
+                        return;
+                }
+                p->lags = nl;
+        }
+        size_t n = 0;
+        for (int t = 0; t < p->n_topics; t++)
+                for (int i = 0; i < p->topics[t].n && n < p->n_pptrs; i++) {
+                        int64_t lo = -1, hi = -1, at = p->topics[t].parts[i].done.pos;
+                        if (rd_kafka_get_watermark_offsets(p->cons, p->topics[t].name, i, &lo,
+                                                           &hi) || hi < 0)
+                                hi = at;
+                        p->lags[n++] = (gp_lag_t){p->topics[t].name, i,
+                                                  at >= 0 && hi > at ? hi - at : 0};
+                }
+        p->n_lags = n;
+        pthread_mutex_unlock(&p->lock);
+}
+
+size_t gp_proxy_lags(gp_proxy_t *p, gp_lag_t *out, size_t max) {
+        pthread_mutex_lock(&p->lock);
+        size_t n = p->n_lags < max ? p->n_lags : max;
+        if (n)
+                memcpy(out, p->lags, n * sizeof(*out));
+        n = p->n_lags;
+        pthread_mutex_unlock(&p->lock);
+        return n;
+}
+
+void gp_proxy_map_writes(gp_proxy_t *p, uint64_t out[4]) {
+        gp_status_writes(p->status, out);
+}
+
 static void status_task(gp_proxy_t *p, int64_t now) {
         const gp_wm_view_t *wv = &p->wv;
+        update_lags(p);
         char v[12][40], hb[40];
         gp_stats_t s;
         gp_proxy_stats(p, &s);

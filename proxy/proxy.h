@@ -27,6 +27,16 @@ enum {
 
 typedef struct gp_proxy gp_proxy_t;
 
+/* Upper bounds of the histogram buckets (proxy/http.c gives them as le). */
+#define GP_COMMIT_BUCKETS 11 /* seconds: 0.005 .. 10 */
+#define GP_SIZE_BUCKETS 7    /* records per transaction: 1 .. 1e6 */
+extern const double gp_commit_le[GP_COMMIT_BUCKETS];
+extern const double gp_size_le[GP_SIZE_BUCKETS];
+/* Why records go to the dead-letter topic: the stable codes of the
+ * gate-proxy.error header (docs/DESIGN.md, Bad input), "late", "other". */
+#define GP_DLQ_REASONS 14
+extern const char *const gp_dlq_reasons[GP_DLQ_REASONS];
+
 typedef struct gp_stats {
         uint64_t in;       /* records read and committed */
         uint64_t n[3];     /* per destination: blue, green, dlq (committed) */
@@ -43,7 +53,29 @@ typedef struct gp_stats {
         int partitions;    /* partitions assigned */
         int64_t beat_mono; /* gp_mono_ms() of the loop's last pass (also while starting) */
         int64_t last_commit_ms; /* wall-clock ms of the last commit, 0: none yet */
+        uint64_t bytes_in, bytes_out; /* committed: key, value and headers */
+        /* Commits by duration and by records, per bucket (the last: above
+         * every bound), with their sums. */
+        uint64_t commit_n[GP_COMMIT_BUCKETS + 1], size_n[GP_SIZE_BUCKETS + 1];
+        double commit_sum_s;
+        uint64_t size_sum;
+        uint64_t dlq_by[GP_DLQ_REASONS]; /* committed, per gp_dlq_reasons */
 } gp_stats_t;
+
+/* One source partition's lag: its end (the last stable offset as the
+ * consumer last saw it) minus the committed position. */
+typedef struct gp_lag {
+        const char *topic;
+        int partition;
+        int64_t lag;
+} gp_lag_t;
+
+/* Up to max lags, as of the last status interval; how many there are. */
+size_t gp_proxy_lags(gp_proxy_t *p, gp_lag_t *out, size_t max);
+/* Writes to the control map so far, by outcome: written, dropped (the
+ * map moved to another transition), not written (the map missing or
+ * invalid), failed. */
+void gp_proxy_map_writes(gp_proxy_t *p, uint64_t out[4]);
 
 /* Takes a finalized conf (borrowed for the proxy's life). NULL with err. */
 gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen);

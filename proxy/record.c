@@ -143,6 +143,9 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                               : gp_gate_route(&p->gate, &p->gconf, &ps->work.st, ts, now, &late);
         rd_kafka_message_detach_headers(m, &hdrs);
         ps->work.pos = m->offset + 1;
+        p->win_records++;
+        p->win_in += size;
+        p->win_out += size;
         if (d != GP_DEST_DLQ)
                 return produce(p, t->out[d], m->partition, m,
                                tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? 0 : kts, hdrs);
@@ -158,6 +161,12 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                 hdrs = rd_kafka_headers_new(2);
         rd_kafka_header_add(hdrs, GP_HDR_ERROR, -1, why, -1);
         rd_kafka_header_add(hdrs, GP_HDR_SOURCE, -1, src, -1);
+        p->win_out += strlen(GP_HDR_ERROR) + strlen(why) + strlen(GP_HDR_SOURCE) + strlen(src);
+        const char *reason = ts == GP_TS_NONE && bad.code ? bad.code : "late";
+        int ri = 0;
+        while (ri < GP_DLQ_REASONS - 1 && strcmp(gp_dlq_reasons[ri], reason))
+                ri++;
+        p->win_dlq[ri]++;
         return produce(p, p->dlq, m->partition % p->dlq_n, m,
                        tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? 0 : kts, hdrs);
 }

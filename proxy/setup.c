@@ -210,6 +210,7 @@ void gp_proxy_destroy(gp_proxy_t *p) {
                 rd_kafka_destroy(p->prod);
         gp_http_stop(p->http); /* first: its handlers read p */
         gp_drain_destroy(p->drain);
+        free(p->lags);
         gp_status_destroy(p->status);
         free(p->drain_t);
         gp_ctl_destroy(p->ctl);

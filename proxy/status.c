@@ -40,7 +40,21 @@ struct gp_status {
         gp_gate_t gate;       /* the committed decisions */
         bool have_gate, gate_new;
         uint64_t posted, done; /* posts made, and the last one written */
+        uint64_t writes[4];    /* by outcome (gp_status_writes) */
 };
+
+static void count(gp_status_t *s, int rc) {
+        int i = rc == GP_CTL_OK ? 0 : rc == GP_CTL_DROPPED ? 1 : rc == GP_CTL_INVALID ? 2 : 3;
+        pthread_mutex_lock(&s->lock);
+        s->writes[i]++;
+        pthread_mutex_unlock(&s->lock);
+}
+
+void gp_status_writes(gp_status_t *s, uint64_t out[4]) {
+        pthread_mutex_lock(&s->lock);
+        memcpy(out, s->writes, sizeof(s->writes));
+        pthread_mutex_unlock(&s->lock);
+}
 
 static void to_timespec(int64_t ms_from_now, struct timespec *ts) {
         clock_gettime(CLOCK_REALTIME, ts);
@@ -58,6 +72,7 @@ static void write_status(gp_status_t *s, const status_kv_t *st) {
         for (size_t i = 0; i < st->n; i++)
                 kv[i] = (gp_kv_t){st->key[i], st->value[i]};
         int rc = gp_ctl_patch(s->ctl, kv, st->n, NULL, err, sizeof(err));
+        count(s, rc);
         /* A missing or unreadable map is left alone; the loop has said
          * why, once. */
         if (rc == GP_CTL_INVALID)
@@ -88,6 +103,7 @@ static int publish(gp_status_t *s, const gp_gate_t *g) {
                 kv[n++] = (gp_kv_t){GP_KEY_STAGE, "CLEAR_TO_TEARDOWN"};
         GP_FAULT("before-publish");
         int rc = gp_ctl_patch(s->ctl, kv, n, &base, err, sizeof(err));
+        count(s, rc);
         if (rc == GP_CTL_OK) {
                 for (size_t i = 0; i < n; i++)
                         gp_info("published %s=%s", kv[i].key, kv[i].value);

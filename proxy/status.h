@@ -34,5 +34,8 @@ void gp_status_committed(gp_status_t *s, const gp_gate_t *committed);
 /* Waits until what was posted before has been written (or has failed),
  * at most wait_ms. 0, or -1 on timeout. */
 int gp_status_flush(gp_status_t *s, int64_t wait_ms);
+/* Writes so far by outcome: written, dropped, not written (map invalid or
+ * missing), failed. */
+void gp_status_writes(gp_status_t *s, uint64_t out[4]);
 
 #endif

@@ -8,7 +8,8 @@
 #   - Prometheus's own answers, through its HTTP API: the routed counters
 #     per colour equal what gp-check found in S.blue and S.green, the
 #     dead-letter counter what it found in the DLQ, and the phase series
-#     went steady -> split -> closed;
+#     went steady -> split -> closed, and every query of the Grafana
+#     dashboard (deploy/grafana/gate-proxy.json) returns data;
 #   - 200 abusive connections leave it answering and routing;
 #   - after SIGTERM the proxy exits 0; with log.format=json every line of
 #     its log is one JSON object.
@@ -72,7 +73,7 @@ scraped() { [ "$(q 'up{job="gate-proxy"}')" = 1 ]; }
 wait_for "Prometheus to scrape the proxy" 60 scraped
 say "Prometheus $(prometheus --version 2>&1 | head -1 | cut -d' ' -f3) scrapes the proxy every second"
 
-produce "$S" $N 0 --ts-start $BASE --disorder 100 --rate 4000 &
+produce "$S" $N 0 --ts-start $BASE --disorder 100 --rate 4000 --bad-every 500 &
 PRODUCER=$!
 wait_for "3000 records routed" 60 routed_is 3000
 "$GP_BIN" cutover --control "$WORK/cm.json" --to green --delay-ms 500 >/dev/null 2>&1
@@ -82,17 +83,22 @@ wait "$PRODUCER" || fail "the producer failed"
 wait_for "$N records routed" 60 routed_is $N
 T=$(key watermark-toggle-value)
 
-check "$S" --cutoff "$T" --old blue --verbose 2>"$WORK/check.err"
+check "$S" --dlq "$S.dlq" --cutoff "$T" --old blue --verbose 2>"$WORK/check.err"
 FOUND=$(grep -o "found [0-9]* in $S.blue, [0-9]* in $S.green, [0-9]* in the DLQ" "$WORK/check.err")
 read -r CB CG CD < <(sed -E 's/found ([0-9]+) in [^,]*, ([0-9]+) in [^,]*, ([0-9]+) in the DLQ/\1 \2 \3/' <<<"$FOUND")
 [ -n "$CB" ] || fail "no per-topic counts from gp-check: $(cat "$WORK/check.err")"
 counted() {
   [ "$(q 'gate_proxy_records_routed_total{colour="blue"}')" = "$CB" ] &&
     [ "$(q 'gate_proxy_records_routed_total{colour="green"}')" = "$CG" ] &&
-    [ "$(q 'gate_proxy_records_dead_lettered_total')" = "$CD" ]
+    [ "$(q 'sum(gate_proxy_records_dead_lettered_total)')" = "$CD" ]
 }
 wait_for "Prometheus's counters to equal gp-check's (blue $CB, green $CG, dlq $CD)" 30 counted
 say "Prometheus: routed blue=$CB green=$CG dead-lettered=$CD, as gp-check found"
+[ "$CD" -gt 0 ] || fail "no record went to the dead-letter topic (--bad-every 500)"
+BY=$(curl -s --get "$P/api/v1/query" --data-urlencode 'query=gate_proxy_records_dead_lettered_total > 0' \
+  | python3 -c 'import json,sys; print(" ".join(sorted("%s=%s" % (r["metric"]["reason"], r["value"][1]) for r in json.load(sys.stdin)["data"]["result"])))')
+[ -n "$BY" ] || fail "no dead-letter reason counted"
+say "Prometheus: dead-lettered by reason: $BY"
 for ph in steady split closed; do
   [ "$(q "max_over_time(gate_proxy_phase{phase=\"$ph\"}[10m])")" = 1 ] \
     || fail "the phase series never showed $ph"
@@ -100,6 +106,30 @@ done
 [ "$(q 'gate_proxy_phase{phase="closed"}')" = 1 ] || fail "the phase is not closed at the end"
 [ "$(q 'gate_proxy_active_colour{colour="green"}')" = 1 ] || fail "green is not the active colour"
 say "Prometheus: the phase went steady -> split -> closed; green active; T=$T"
+# Every query of the dashboard (deploy/grafana/gate-proxy.json) returns data.
+dashboard_ok() {
+  python3 - "$(dirname "$0")/../../deploy/grafana/gate-proxy.json" "$P" >"$WORK/dash.txt" <<'PY'
+import json, sys, urllib.parse, urllib.request
+d, base = json.load(open(sys.argv[1])), sys.argv[2]
+empty, n = [], 0
+for panel in d["panels"]:
+    for t in panel["targets"]:
+        n += 1
+        url = base + "/api/v1/query?" + urllib.parse.urlencode({"query": t["expr"]})
+        r = json.load(urllib.request.urlopen(url))
+        if r["status"] != "success" or not r["data"]["result"]:
+            empty.append("%s: %s" % (panel["title"], t["expr"]))
+print("%d queries" % n)
+print("\n".join(empty))
+sys.exit(1 if empty else 0)
+PY
+}
+end=$(( $(date +%s) + 60 ))
+until dashboard_ok; do
+  [ "$(date +%s)" -lt "$end" ] || fail "dashboard queries without data: $(tail -n +2 "$WORK/dash.txt")"
+  sleep 1
+done
+say "dashboard: all $(head -1 "$WORK/dash.txt") return data"
 
 # Abuse: 200 connections at once (some held open without a byte, some
 # sending a 1 MB request line, the rest scraping): no crash, memory bounded,

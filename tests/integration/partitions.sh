@@ -108,10 +108,15 @@ admin create "$S2.dlq" 1 >/dev/null
 : > "$WORK/proxy.log"
 # A fresh map: its status counts start again from this topic's.
 "$GP_BIN" init --control "$WORK/cm.json" --force >/dev/null
-write_conf held "$S2" gate.topics.create=false gate.discovery.interval.ms=1000
+HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+readyz() { curl -s -o "$WORK/readyz" -w '%{http_code}' "http://127.0.0.1:$HP/readyz?verbose"; }
+write_conf held "$S2" gate.topics.create=false gate.discovery.interval.ms=1000 \
+  "http.listen=127.0.0.1:$HP"
 start_proxy held
 produce "$S2" 3000 0 --ts-start $BASE --headers
 wait_for "3000 records routed" 60 routed_is 3000
+ready_is() { [ "$(readyz)" = "$1" ]; }
+wait_for "/readyz 200 while routing" 30 ready_is 200
 
 say "2: the source grows from 3 to 5 partitions, its colour topics stay at 3"
 admin grow "$S2" 5 >/dev/null
@@ -131,6 +136,9 @@ routed_exactly "$OLD_TOTAL" || fail "routed $(routed), expected $OLD_TOTAL: held
 n=$(log_count "$MSG")
 [ "$n" -eq 1 ] || fail "the unchanged error was logged $n times in 4+ discovery intervals (once expected)"
 error_has "$S2.blue has 3 partitions but needs 5" || fail "gate-proxy.error lost: '$(key gate-proxy.error)'"
+[ "$(readyz)" = 503 ] && grep -q '^\[-\] partitions' "$WORK/readyz" \
+  || fail "/readyz while partitions are held: $(cat "$WORK/readyz")"
+say "/readyz 503 while partitions are held ([-] partitions)"
 # Nothing misplaced: the checker finds exactly the held records missing,
 # no duplicate (e.g. a record of partition 3 written to a colour partition 0).
 out=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S2" --event-time json:ts 2>/dev/null) && \
@@ -156,6 +164,7 @@ say "held partitions taken ${TAKEN_MS} ms after the colour topics grew"
 [ "$TAKEN_MS" -le 3000 ] || fail "took the held partitions only after ${TAKEN_MS} ms"
 wait_for "13000 records routed" 60 routed_is 13000
 wait_for "gate-proxy.error cleared" 30 error_empty
+wait_for "/readyz 200 once the held partitions are read" 30 ready_is 200
 sleep 2
 n=$(log_count "$MSG")
 [ "$n" -eq 2 ] || fail "the error was logged again after it was resolved ($n times)"
