@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy/conf.h"
 #include "proxy/control.h"
 #include "proxy/fault.h"
 #include "proxy/log.h"
@@ -55,6 +56,16 @@ const char *gp_ctl_error(const gp_ctl_t *c) {
 
 const gp_cm_t *gp_ctl_document(const gp_ctl_t *c) {
         return c->doc;
+}
+
+gp_ctl_t *gp_ctl_new_conf(const gp_conf_t *conf, char *err, size_t errlen) {
+        if (conf->k8s_configmap)
+                return gp_ctl_new_k8s(conf->k8s_configmap, conf->k8s_namespace,
+                                      conf->k8s_kubeconfig, true, err, errlen);
+        gp_ctl_t *c = gp_ctl_new_file(conf->control_file);
+        if (!c)
+                snprintf(err, errlen, "out of memory");
+        return c;
 }
 
 int gp_ctl_poll(gp_ctl_t *c, bool force) {

@@ -63,6 +63,10 @@ gp_ctl_t *gp_ctl_new_file(const char *path);
  * a bad kubeconfig or name, never the network. */
 gp_ctl_t *gp_ctl_new_k8s(const char *name, const char *ns, const char *kubeconfig, bool watch,
                          char *err, size_t errlen);
+/* The proxy's map as conf names it (control.k8s.* with a watch, or
+ * control.file). NULL with err. */
+struct gp_conf;
+gp_ctl_t *gp_ctl_new_conf(const struct gp_conf *conf, char *err, size_t errlen);
 void gp_ctl_destroy(gp_ctl_t *c);
 const char *gp_ctl_describe(const gp_ctl_t *c);
 

@@ -75,14 +75,8 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
         if (p->ex.kind == GP_ET_AVRO && conf->registry_url &&
             !(p->reg = gp_registry_new(conf, &p->ex, err, errlen)))
                 goto fail;
-        if (conf->k8s_configmap) {
-                if (!(p->ctl = gp_ctl_new_k8s(conf->k8s_configmap, conf->k8s_namespace,
-                                              conf->k8s_kubeconfig, true, err, errlen)))
-                        goto fail;
-        } else if (!(p->ctl = gp_ctl_new_file(conf->control_file))) {
-                snprintf(err, errlen, "out of memory");
+        if (!(p->ctl = gp_ctl_new_conf(conf, err, errlen)))
                 goto fail;
-        }
 
         /* Producer: transactional (or idempotent for at-least-once). */
         if (!(kc = gp_client_conf(conf, "producer", err, errlen)))

@@ -177,14 +177,8 @@ gp_status_t *gp_status_new(const gp_conf_t *conf, char *err, size_t errlen) {
         }
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->cond, NULL);
-        if (conf->k8s_configmap) {
-                if (!(s->ctl = gp_ctl_new_k8s(conf->k8s_configmap, conf->k8s_namespace,
-                                              conf->k8s_kubeconfig, true, err, errlen)))
-                        goto fail;
-        } else if (!(s->ctl = gp_ctl_new_file(conf->control_file))) {
-                snprintf(err, errlen, "out of memory");
+        if (!(s->ctl = gp_ctl_new_conf(conf, err, errlen)))
                 goto fail;
-        }
         if (pthread_create(&s->thread, NULL, run, s)) {
                 snprintf(err, errlen, "status writer: cannot start its thread");
                 goto fail;

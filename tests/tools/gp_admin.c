@@ -254,6 +254,39 @@ static int cmd_partitions(admin_t *a, const char *topic) {
         return EXIT_OK;
 }
 
+/* A consumer in group (read_committed, partition EOF events, no auto
+ * commit), with every -X; NULL when refused (said on stderr). */
+static rd_kafka_t *consumer(admin_t *a, const char *group) {
+        char err[512];
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        const char *kv[][2] = {
+            {"bootstrap.servers", a->bootstrap}, {"client.id", "gp-admin"},
+            {"group.id", group},                 {"enable.auto.commit", "false"},
+            {"isolation.level", "read_committed"}, {"enable.partition.eof", "true"},
+            {"auto.offset.reset", "earliest"},
+        };
+        for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+                if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], err, sizeof(err))) {
+                        fprintf(stderr, "gp-admin: %s: %s\n", kv[i][0], err);
+                        rd_kafka_conf_destroy(conf);
+                        return NULL;
+                }
+        for (size_t i = 0; i < a->n_xconf; i++)
+                if (rd_kafka_conf_set(conf, a->xconf[2 * i], a->xconf[2 * i + 1], err,
+                                      sizeof(err))) {
+                        fprintf(stderr, "gp-admin: -X %s: %s\n", a->xconf[2 * i], err);
+                        rd_kafka_conf_destroy(conf);
+                        return NULL;
+                }
+        rd_kafka_conf_set_log_cb(conf, kafka_log);
+        rd_kafka_t *c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+        if (!c) {
+                fprintf(stderr, "gp-admin: cannot create the consumer: %s\n", err);
+                rd_kafka_conf_destroy(conf);
+        }
+        return c;
+}
+
 /* consume GROUP TOPIC: read TOPIC read_committed from GROUP's committed
  * offsets (the beginning where none) to its end, then commit, per
  * partition read from, the offset after the last record read. That is what
@@ -268,34 +301,9 @@ static int cmd_consume(admin_t *a, const char *group, const char *topic) {
                                 a->bootstrap);
                 return EXIT_FAILED;
         }
-        char err[512];
-        rd_kafka_conf_t *conf = rd_kafka_conf_new();
-        const char *kv[][2] = {
-            {"bootstrap.servers", a->bootstrap}, {"client.id", "gp-admin"},
-            {"group.id", group},                 {"enable.auto.commit", "false"},
-            {"isolation.level", "read_committed"}, {"enable.partition.eof", "true"},
-            {"auto.offset.reset", "earliest"},
-        };
-        for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-                if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], err, sizeof(err))) {
-                        fprintf(stderr, "gp-admin: %s: %s\n", kv[i][0], err);
-                        rd_kafka_conf_destroy(conf);
-                        return EXIT_FAILED;
-                }
-        for (size_t i = 0; i < a->n_xconf; i++)
-                if (rd_kafka_conf_set(conf, a->xconf[2 * i], a->xconf[2 * i + 1], err,
-                                      sizeof(err))) {
-                        fprintf(stderr, "gp-admin: -X %s: %s\n", a->xconf[2 * i], err);
-                        rd_kafka_conf_destroy(conf);
-                        return EXIT_FAILED;
-                }
-        rd_kafka_conf_set_log_cb(conf, kafka_log);
-        rd_kafka_t *c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-        if (!c) {
-                fprintf(stderr, "gp-admin: cannot create the consumer: %s\n", err);
-                rd_kafka_conf_destroy(conf);
+        rd_kafka_t *c = consumer(a, group);
+        if (!c)
                 return EXIT_FAILED;
-        }
         rd_kafka_poll_set_consumer(c);
         int64_t *next = malloc((size_t)n * sizeof(*next));
         bool *eof = calloc((size_t)n, sizeof(*eof));
@@ -384,21 +392,9 @@ static int cmd_lag(admin_t *a, const char *group, const char *topic) {
                                 a->bootstrap);
                 return EXIT_FAILED;
         }
-        char err[512];
-        rd_kafka_conf_t *conf = rd_kafka_conf_new();
-        if (rd_kafka_conf_set(conf, "bootstrap.servers", a->bootstrap, err, sizeof(err)) ||
-            rd_kafka_conf_set(conf, "group.id", group, err, sizeof(err))) {
-                fprintf(stderr, "gp-admin: %s\n", err);
-                rd_kafka_conf_destroy(conf);
+        rd_kafka_t *c = consumer(a, group);
+        if (!c)
                 return EXIT_FAILED;
-        }
-        rd_kafka_conf_set_log_cb(conf, kafka_log);
-        rd_kafka_t *c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-        if (!c) {
-                fprintf(stderr, "gp-admin: cannot create the consumer: %s\n", err);
-                rd_kafka_conf_destroy(conf);
-                return EXIT_FAILED;
-        }
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(n);
         for (int i = 0; i < n; i++)
                 rd_kafka_topic_partition_list_add(l, topic, i);
