@@ -127,17 +127,17 @@ int main(int argc, char **argv) {
         long n = strtol(argv[2], NULL, 10);
         gp_extract_t x;
         gp_avro_t av = {0};
-        char err[256];
+        gp_err_t err;
         const char *spec = !strcmp(mode, "json")   ? "json:meta.ts"
                            : !strcmp(mode, "avro") ? "avro:meta.ts"
                                                    : "kafka-timestamp";
-        if (gp_extract_compile(&x, spec, GP_UNIT_MS, err, sizeof err)) {
-                fprintf(stderr, "gp-cost: %s\n", err);
+        if (gp_extract_compile(&x, spec, GP_UNIT_MS, err.msg, sizeof err.msg)) {
+                fprintf(stderr, "gp-cost: %s\n", err.msg);
                 return 2;
         }
         if (!strcmp(mode, "avro")) {
-                if (gp_avsc_compile(SCHEMA, sizeof SCHEMA - 1, &x, &av, err, sizeof err)) {
-                        fprintf(stderr, "gp-cost: %s\n", err);
+                if (gp_avsc_compile(SCHEMA, sizeof SCHEMA - 1, &x, &av, &err)) {
+                        fprintf(stderr, "gp-cost: %s\n", err.msg);
                         return 2;
                 }
                 build_avro(7);

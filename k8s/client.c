@@ -35,15 +35,8 @@ static int64_t mono_ms(void) {
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-__attribute__((format(printf, 3, 4))) static int seterr(char *err, size_t errlen,
-                                                         const char *fmt, ...) {
-        va_list ap;
-        if (err && errlen) {
-                va_start(ap, fmt);
-                vsnprintf(err, errlen, fmt, ap);
-                va_end(ap);
-        }
-        return GP_K8S_ERR;
+static int nomem(gp_err_t *err) {
+        return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
 }
 
 static void wipe(char *s) {
@@ -53,21 +46,21 @@ static void wipe(char *s) {
         }
 }
 
-gp_k8s_t *gp_k8s_new(gp_k8s_conf_t *conf, char *err, size_t errlen) {
+gp_k8s_t *gp_k8s_new(gp_k8s_conf_t *conf, gp_err_t *err) {
         gp_k8s_t *k;
         if (!conf) {
-                seterr(err, errlen, "no configuration");
+                gp_err_set(err, GP_ERR_INVALID, "no configuration");
                 return NULL;
         }
         if (gp_http_global_init()) {
                 gp_k8s_conf_destroy(conf);
-                seterr(err, errlen, "libcurl did not initialise");
+                gp_err_set(err, GP_ERR_FAIL, "libcurl did not initialise");
                 return NULL;
         }
         if (!(k = calloc(1, sizeof(*k))) || !(k->req = curl_easy_init())) {
                 free(k);
                 gp_k8s_conf_destroy(conf);
-                seterr(err, errlen, "out of memory");
+                nomem(err);
                 return NULL;
         }
         k->conf = conf;
@@ -99,17 +92,17 @@ void gp_k8s_set_timeouts(gp_k8s_t *k, long connect_ms, long request_ms) {
 }
 
 /* Reads the token file: at most 64 KiB, surrounding whitespace trimmed. */
-static char *read_token(const char *path, char *err, size_t errlen) {
+static char *read_token(const char *path, gp_err_t *err) {
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         char *buf;
         size_t got = 0;
         if (fd < 0) {
-                seterr(err, errlen, "token file %s: %s", path, strerror(errno));
+                gp_err_set(err, GP_ERR_IO, "token file %s: %s", path, strerror(errno));
                 return NULL;
         }
         if (!(buf = malloc(TOKEN_MAX + 1))) {
                 close(fd);
-                seterr(err, errlen, "out of memory");
+                nomem(err);
                 return NULL;
         }
         for (;;) {
@@ -117,14 +110,15 @@ static char *read_token(const char *path, char *err, size_t errlen) {
                 if (r < 0 && errno == EINTR)
                         continue;
                 if (r < 0) {
-                        seterr(err, errlen, "token file %s: %s", path, strerror(errno));
+                        gp_err_set(err, GP_ERR_IO, "token file %s: %s", path, strerror(errno));
                         goto bad;
                 }
                 if (r == 0)
                         break;
                 got += (size_t)r;
                 if (got > TOKEN_MAX) {
-                        seterr(err, errlen, "token file %s: larger than 64 KiB", path);
+                        gp_err_set(err, GP_ERR_INVALID, "token file %s: larger than 64 KiB",
+                                   path);
                         goto bad;
                 }
         }
@@ -136,14 +130,16 @@ static char *read_token(const char *path, char *err, size_t errlen) {
         size_t lead = strspn(buf, " \t\r\n");
         memmove(buf, buf + lead, got - lead + 1);
         if (!buf[0]) {
-                seterr(err, errlen, "token file %s: empty", path);
+                gp_err_set(err, GP_ERR_INVALID, "token file %s: empty", path);
                 free(buf);
                 return NULL;
         }
         for (const char *p = buf; *p; p++)
                 if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) {
-                        seterr(err, errlen, "token file %s: not a token (control or "
-                               "non-ASCII bytes)", path);
+                        gp_err_set(err, GP_ERR_INVALID,
+                                   "token file %s: not a token (control or "
+                                   "non-ASCII bytes)",
+                                   path);
                         wipe(buf);
                         return NULL;
                 }
@@ -155,12 +151,12 @@ bad:
 }
 
 /* A copy of the bearer token to send (NULL: none; caller wipes it).
- * refresh: re-read the token file now (after a 401). -1 on error. */
-static int bearer(gp_k8s_t *k, bool refresh, char **out, char *err, size_t errlen) {
+ * refresh: re-read the token file now (after a 401). 0 or the error. */
+static int bearer(gp_k8s_t *k, bool refresh, char **out, gp_err_t *err) {
         *out = NULL;
         if (k->conf->token) {
                 if (!(*out = strdup(k->conf->token)))
-                        return seterr(err, errlen, "out of memory");
+                        return nomem(err);
                 return 0;
         }
         if (!k->conf->token_file)
@@ -168,10 +164,10 @@ static int bearer(gp_k8s_t *k, bool refresh, char **out, char *err, size_t errle
         pthread_mutex_lock(&k->tok_lock);
         int64_t now = mono_ms();
         if (refresh || !k->token || now - k->token_read >= GP_K8S_TOKEN_TTL_MS) {
-                char *t = read_token(k->conf->token_file, err, errlen);
+                char *t = read_token(k->conf->token_file, err);
                 if (!t && !k->token) {
                         pthread_mutex_unlock(&k->tok_lock);
-                        return GP_K8S_ERR;
+                        return gp_err_code(err);
                 }
                 if (t) { /* a failed re-read keeps the token we have */
                         wipe(k->token);
@@ -181,7 +177,7 @@ static int bearer(gp_k8s_t *k, bool refresh, char **out, char *err, size_t errle
         }
         *out = strdup(k->token);
         pthread_mutex_unlock(&k->tok_lock);
-        return *out ? 0 : seterr(err, errlen, "out of memory");
+        return *out ? 0 : nomem(err);
 }
 
 static void token_expire(gp_k8s_t *k) {
@@ -190,34 +186,36 @@ static void token_expire(gp_k8s_t *k) {
         pthread_mutex_unlock(&k->tok_lock);
 }
 
-static int check_names(const char *ns, const char *name, char *err, size_t errlen) {
+static int check_names(const char *ns, const char *name, gp_err_t *err) {
         if (!gp_k8s_namespace_ok(ns))
-                return seterr(err, errlen,
-                              "namespace \"%.80s\": not a valid namespace name (lower-case "
-                              "letters, digits and '-', at most 63)", ns ? ns : "");
+                return gp_err_set(
+                        err, GP_ERR_INVALID,
+                        "namespace \"%.80s\": not a valid namespace name (lower-case "
+                        "letters, digits and '-', at most 63)",
+                        ns ? ns : "");
         if (!gp_k8s_name_ok(name))
-                return seterr(err, errlen,
-                              "ConfigMap name \"%.80s\": not a valid name (lower-case "
-                              "letters, digits, '-' and '.', at most 253)", name ? name : "");
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "ConfigMap name \"%.80s\": not a valid name (lower-case "
+                                  "letters, digits, '-' and '.', at most 253)",
+                                  name ? name : "");
         return 0;
 }
 
 /* One request on the shared handle; a 401 with a token file re-reads the
- * token and tries once more. 0 when a response came. */
+ * token and tries once more. 0 when a response came (GP_ERR_TRANSPORT
+ * when none did). */
 static int call(gp_k8s_t *k, const char *what, const char *method, const char *path,
-                const char *ctype, const char *body, gp_http_resp_t *resp, char *err,
-                size_t errlen) {
-        char herr[600];
+                const char *ctype, const char *body, gp_http_resp_t *resp, gp_err_t *err) {
         size_t n = strlen(k->conf->server) + strlen(path) + 1;
         char *url = malloc(n);
-        int rc = -1;
+        int rc = GP_ERR_FAIL;
         if (!url)
-                return seterr(err, errlen, "out of memory");
+                return nomem(err);
         snprintf(url, n, "%s%s", k->conf->server, path);
         for (int attempt = 0; attempt < 2; attempt++) {
                 char *tok = NULL;
-                if (bearer(k, attempt > 0, &tok, herr, sizeof(herr))) {
-                        seterr(err, errlen, "%s: %s", what, herr);
+                if ((rc = bearer(k, attempt > 0, &tok, err))) {
+                        gp_err_prefix(err, "%s", what);
                         break;
                 }
                 gp_http_req_t req = {.method = method,
@@ -228,15 +226,15 @@ static int call(gp_k8s_t *k, const char *what, const char *method, const char *p
                                      .connect_timeout_ms = k->connect_ms,
                                      .timeout_ms = k->request_ms};
                 pthread_mutex_lock(&k->req_lock);
-                rc = gp_http_do(k->req, k->conf, &req, resp, herr, sizeof(herr));
+                rc = gp_http_do(k->req, k->conf, &req, resp, err);
                 pthread_mutex_unlock(&k->req_lock);
                 wipe(tok);
                 if (rc)
-                        seterr(err, errlen, "%s: %s", what, herr);
+                        gp_err_prefix(err, "%s", what);
                 if (rc || resp->status != 401 || !k->conf->token_file || attempt)
                         break;
                 gp_http_resp_clear(resp);
-                rc = -1;
+                rc = GP_ERR_FAIL;
         }
         if (rc == 0 && resp->status == 401)
                 token_expire(k);
@@ -246,115 +244,124 @@ static int call(gp_k8s_t *k, const char *what, const char *method, const char *p
 
 /* The object in a 2xx response. */
 static int parse_object(const gp_http_resp_t *resp, const char *what, gp_cm_t **out,
-                        char *err, size_t errlen) {
-        char perr[300];
+                        gp_err_t *err) {
         if (!out)
-                return GP_K8S_OK;
-        if (!(*out = gp_cm_parse(resp->body ? resp->body : "", resp->len, perr, sizeof(perr))))
-                return seterr(err, errlen, "%s: the response is not a ConfigMap: %s", what,
-                              perr);
-        return GP_K8S_OK;
+                return GP_OK;
+        if (!(*out = gp_cm_parse(resp->body ? resp->body : "", resp->len, err)))
+                return gp_err_prefix(err, "%s: the response is not a ConfigMap", what);
+        return GP_OK;
+}
+
+gp_errcode_t gp_k8s_status_code(long status) {
+        if (status == 409)
+                return GP_ERR_CONFLICT;
+        if (status == 404)
+                return GP_ERR_NOT_FOUND;
+        if (status == 401 || status == 403)
+                return GP_ERR_DENIED;
+        if (status == 429 || status >= 500)
+                return GP_ERR_TRANSPORT;
+        if (status == 400 || status == 422)
+                return GP_ERR_INVALID;
+        return GP_ERR_FAIL;
 }
 
 /* Maps a response to a result code; err gets the Status message. */
-static int result(const gp_http_resp_t *resp, const char *what, char *err, size_t errlen) {
+static int result(const gp_http_resp_t *resp, const char *what, gp_err_t *err) {
         char msg[700];
         if (resp->status >= 200 && resp->status < 300)
-                return GP_K8S_OK;
+                return GP_OK;
         gp_k8s_status_message(resp->status, resp->body, resp->len, msg, sizeof(msg));
-        seterr(err, errlen, "%s: %s", what, msg);
-        if (resp->status == 409)
-                return GP_K8S_CONFLICT;
-        if (resp->status == 404)
-                return GP_K8S_NOT_FOUND;
-        return GP_K8S_ERR;
+        return gp_err_set(err, gp_k8s_status_code(resp->status), "%s: %s", what, msg);
 }
 
-int gp_k8s_cm_get(gp_k8s_t *k, const char *ns, const char *name, gp_cm_t **out, long *http,
-                  char *err, size_t errlen) {
+gp_errcode_t gp_k8s_cm_get(gp_k8s_t *k, const char *ns, const char *name, gp_cm_t **out,
+                           long *http, gp_err_t *err) {
         char path[512], what[400];
         gp_http_resp_t resp;
         int rc;
         *out = NULL;
         if (http)
                 *http = 0;
-        if (check_names(ns, name, err, errlen))
-                return GP_K8S_ERR;
+        if (check_names(ns, name, err))
+                return GP_ERR_INVALID;
         snprintf(what, sizeof(what), "GET configmap %s/%s", ns, name);
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns, name);
-        if (call(k, what, "GET", path, NULL, NULL, &resp, err, errlen))
-                return GP_K8S_ERR;
+        if ((rc = call(k, what, "GET", path, NULL, NULL, &resp, err)))
+                return rc;
         if (http)
                 *http = resp.status;
-        if ((rc = result(&resp, what, err, errlen)) == GP_K8S_OK)
-                rc = parse_object(&resp, what, out, err, errlen);
+        if ((rc = result(&resp, what, err)) == GP_OK)
+                rc = parse_object(&resp, what, out, err);
         gp_http_resp_clear(&resp);
         return rc;
 }
 
 /* Sends body (freed here) and parses the ConfigMap the API answers with. */
 static int send_object(gp_k8s_t *k, const char *what, const char *method, const char *path,
-                       const char *ctype, char *body, gp_cm_t **out, char *err,
-                       size_t errlen) {
+                       const char *ctype, char *body, gp_cm_t **out, gp_err_t *err) {
         gp_http_resp_t resp;
-        int rc = call(k, what, method, path, ctype, body, &resp, err, errlen);
+        int rc = call(k, what, method, path, ctype, body, &resp, err);
         free(body);
         if (rc)
-                return GP_K8S_ERR;
-        if ((rc = result(&resp, what, err, errlen)) == GP_K8S_OK)
-                rc = parse_object(&resp, what, out, err, errlen);
+                return rc;
+        if ((rc = result(&resp, what, err)) == GP_OK)
+                rc = parse_object(&resp, what, out, err);
         gp_http_resp_clear(&resp);
         return rc;
 }
 
-int gp_k8s_cm_patch(gp_k8s_t *k, const char *ns, const char *name, const char *expected_rv,
-                    const gp_kv_t *kv, size_t n, gp_cm_t **out, char *err, size_t errlen) {
+gp_errcode_t gp_k8s_cm_patch(gp_k8s_t *k, const char *ns, const char *name,
+                             const char *expected_rv, const gp_kv_t *kv, size_t n,
+                             gp_cm_t **out, gp_err_t *err) {
         char path[512], what[400];
         char *body;
         if (out)
                 *out = NULL;
-        if (check_names(ns, name, err, errlen))
-                return GP_K8S_ERR;
+        if (check_names(ns, name, err))
+                return GP_ERR_INVALID;
         if (!(body = gp_k8s_merge_patch(expected_rv, kv, n)))
-                return seterr(err, errlen, "out of memory");
+                return nomem(err);
         snprintf(what, sizeof(what), "PATCH configmap %s/%s", ns, name);
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns, name);
         return send_object(k, what, "PATCH", path, "application/merge-patch+json", body, out,
-                           err, errlen);
+                           err);
 }
 
-int gp_k8s_cm_create(gp_k8s_t *k, const char *ns, const char *name, const gp_kv_t *kv,
-                     size_t n, gp_cm_t **out, char *err, size_t errlen) {
+gp_errcode_t gp_k8s_cm_create(gp_k8s_t *k, const char *ns, const char *name, const gp_kv_t *kv,
+                              size_t n, gp_cm_t **out, gp_err_t *err) {
         char path[512], what[400];
         char *body;
         int rc;
         if (out)
                 *out = NULL;
-        if (check_names(ns, name, err, errlen))
-                return GP_K8S_ERR;
+        if (check_names(ns, name, err))
+                return GP_ERR_INVALID;
         if (!(body = gp_k8s_configmap_body(ns, name, kv, n)))
-                return seterr(err, errlen, "out of memory");
+                return nomem(err);
         snprintf(what, sizeof(what), "POST configmap %s/%s", ns, name);
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps", ns);
-        rc = send_object(k, what, "POST", path, "application/json", body, out, err, errlen);
-        return rc == GP_K8S_NOT_FOUND ? GP_K8S_ERR : rc;
+        rc = send_object(k, what, "POST", path, "application/json", body, out, err);
+        if (rc == GP_ERR_NOT_FOUND) /* the namespace: not "the object is absent" */
+                rc = err ? (err->code = GP_ERR_FAIL) : GP_ERR_FAIL;
+        return rc;
 }
 
-int gp_k8s_stream(gp_k8s_t *k, const char *path, long timeout_ms,
-                  int (*sink)(void *, const char *, size_t), int (*stop)(void *),
-                  void *opaque, long *http, char *err, size_t errlen) {
+gp_errcode_t gp_k8s_stream(gp_k8s_t *k, const char *path, long timeout_ms,
+                           int (*sink)(void *, const char *, size_t), int (*stop)(void *),
+                           void *opaque, long *http, gp_err_t *err) {
         size_t n = strlen(k->conf->server) + strlen(path) + 1;
         char *url = NULL, *tok = NULL;
         gp_http_resp_t resp;
         CURL *h = NULL;
-        int rc = -1;
+        int rc;
         *http = 0;
         if (!(url = malloc(n)) || !(h = curl_easy_init())) {
-                seterr(err, errlen, "out of memory");
+                rc = nomem(err);
                 goto out;
         }
         snprintf(url, n, "%s%s", k->conf->server, path);
-        if (bearer(k, false, &tok, err, errlen))
+        if ((rc = bearer(k, false, &tok, err)))
                 goto out;
         gp_http_req_t req = {.method = "GET",
                              .url = url,
@@ -364,12 +371,12 @@ int gp_k8s_stream(gp_k8s_t *k, const char *path, long timeout_ms,
                              .sink = sink,
                              .stop = stop,
                              .opaque = opaque};
-        rc = gp_http_do(h, k->conf, &req, &resp, err, errlen);
+        rc = gp_http_do(h, k->conf, &req, &resp, err);
         *http = resp.status;
         if (rc == 0 && (resp.status < 200 || resp.status >= 300)) {
                 char msg[700];
                 gp_k8s_status_message(resp.status, resp.body, resp.len, msg, sizeof(msg));
-                seterr(err, errlen, "%s", msg);
+                gp_err_set(err, gp_k8s_status_code(resp.status), "%s", msg);
         }
         if (resp.status == 401)
                 token_expire(k);

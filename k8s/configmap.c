@@ -33,28 +33,29 @@ static int rebuild(gp_cm_t *cm) {
         return 0;
 }
 
-gp_cm_t *gp_cm_parse(const char *buf, size_t len, char *err, size_t errlen) {
+gp_cm_t *gp_cm_parse(const char *buf, size_t len, gp_err_t *err) {
         const char *end = NULL;
         cJSON *doc, *it;
         gp_cm_t *cm;
 
         if (len == 0) {
-                snprintf(err, errlen, "empty document");
+                gp_err_set(err, GP_ERR_INVALID, "empty document");
                 return NULL;
         }
         if (len > GP_CM_MAX_BYTES) {
-                snprintf(err, errlen, "document of %zu bytes is larger than the 1 MiB limit", len);
+                gp_err_set(err, GP_ERR_INVALID,
+                           "document of %zu bytes is larger than the 1 MiB limit", len);
                 return NULL;
         }
         if (memchr(buf, '\0', len)) {
-                snprintf(err, errlen, "NUL byte at %zu (not JSON text)",
-                         (size_t)((const char *)memchr(buf, '\0', len) - buf));
+                gp_err_set(err, GP_ERR_INVALID, "NUL byte at %zu (not JSON text)",
+                           (size_t)((const char *)memchr(buf, '\0', len) - buf));
                 return NULL;
         }
         doc = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
         if (!doc) {
                 size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
-                snprintf(err, errlen, "not JSON (syntax error at byte %zu)", off);
+                gp_err_set(err, GP_ERR_INVALID, "not JSON (syntax error at byte %zu)", off);
                 return NULL;
         }
         if (end) {
@@ -62,12 +63,13 @@ gp_cm_t *gp_cm_parse(const char *buf, size_t len, char *err, size_t errlen) {
                                           *end == '\t'))
                         end++;
                 if (end < buf + len) {
-                        snprintf(err, errlen, "trailing data at byte %zu", (size_t)(end - buf));
+                        gp_err_set(err, GP_ERR_INVALID, "trailing data at byte %zu",
+                                   (size_t)(end - buf));
                         goto fail;
                 }
         }
         if (!cJSON_IsObject(doc)) {
-                snprintf(err, errlen, "not a JSON object");
+                gp_err_set(err, GP_ERR_INVALID, "not a JSON object");
                 goto fail;
         }
         /* The API server never sends a key twice; a document that does is
@@ -75,28 +77,29 @@ gp_cm_t *gp_cm_parse(const char *buf, size_t len, char *err, size_t errlen) {
         cJSON_ArrayForEach(it, doc) {
                 for (cJSON *o = doc->child; o != it; o = o->next)
                         if (!strcmp(o->string, it->string)) {
-                                snprintf(err, errlen, "%.100s: duplicate key", it->string);
+                                gp_err_set(err, GP_ERR_INVALID, "%.100s: duplicate key",
+                                           it->string);
                                 goto fail;
                         }
         }
         it = cJSON_GetObjectItemCaseSensitive(doc, "kind");
         if (it && (!cJSON_IsString(it) || strcmp(it->valuestring, "ConfigMap"))) {
-                snprintf(err, errlen, "kind: expected \"ConfigMap\"");
+                gp_err_set(err, GP_ERR_INVALID, "kind: expected \"ConfigMap\"");
                 goto fail;
         }
         it = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
         if (it && !cJSON_IsObject(it)) {
-                snprintf(err, errlen, "metadata: not an object");
+                gp_err_set(err, GP_ERR_INVALID, "metadata: not an object");
                 goto fail;
         }
         cJSON *rv = it ? cJSON_GetObjectItemCaseSensitive(it, "resourceVersion") : NULL;
         if (rv && !cJSON_IsString(rv)) {
-                snprintf(err, errlen, "metadata.resourceVersion: not a string");
+                gp_err_set(err, GP_ERR_INVALID, "metadata.resourceVersion: not a string");
                 goto fail;
         }
         cJSON *data = cJSON_GetObjectItemCaseSensitive(doc, "data");
         if (data && !cJSON_IsObject(data) && !cJSON_IsNull(data)) {
-                snprintf(err, errlen, "data: not an object");
+                gp_err_set(err, GP_ERR_INVALID, "data: not an object");
                 goto fail;
         }
         if (!data || cJSON_IsNull(data)) {
@@ -105,15 +108,17 @@ gp_cm_t *gp_cm_parse(const char *buf, size_t len, char *err, size_t errlen) {
         } else {
                 cJSON_ArrayForEach(it, data) {
                         if (!cJSON_IsString(it)) {
-                                snprintf(err, errlen, "data.%.100s: not a string (ConfigMap "
-                                         "values are strings; quote it)", it->string);
+                                gp_err_set(err, GP_ERR_INVALID,
+                                           "data.%.100s: not a string (ConfigMap "
+                                           "values are strings; quote it)",
+                                           it->string);
                                 goto fail;
                         }
                         /* Duplicate keys: the API server keeps one; we refuse. */
                         for (cJSON *o = data->child; o != it; o = o->next)
                                 if (!strcmp(o->string, it->string)) {
-                                        snprintf(err, errlen, "data.%.100s: duplicate key",
-                                                 it->string);
+                                        gp_err_set(err, GP_ERR_INVALID,
+                                                   "data.%.100s: duplicate key", it->string);
                                         goto fail;
                                 }
                 }
@@ -123,12 +128,12 @@ gp_cm_t *gp_cm_parse(const char *buf, size_t len, char *err, size_t errlen) {
         cm->doc = doc;
         if (rebuild(cm)) {
                 gp_cm_destroy(cm);
-                snprintf(err, errlen, "out of memory");
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
         return cm;
 nomem:
-        snprintf(err, errlen, "out of memory");
+        gp_err_set(err, GP_ERR_NOMEM, "out of memory");
 fail:
         cJSON_Delete(doc);
         return NULL;

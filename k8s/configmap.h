@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "gate/error.h"
 #include "gate/types.h"
 
 /* ConfigMaps are limited to 1 MiB by the API server; so are we. */
@@ -18,7 +19,7 @@
 typedef struct gp_cm gp_cm_t;
 
 /* Parses a document. Returns NULL with "<where>: <reason>" in err. */
-gp_cm_t *gp_cm_parse(const char *buf, size_t len, char *err, size_t errlen);
+gp_cm_t *gp_cm_parse(const char *buf, size_t len, gp_err_t *err);
 /* A new empty ConfigMap named name (namespace may be NULL). */
 gp_cm_t *gp_cm_new(const char *name, const char *ns);
 void gp_cm_destroy(gp_cm_t *cm);

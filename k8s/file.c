@@ -9,7 +9,7 @@
 
 #include "k8s/file.h"
 
-char *gp_file_read(const char *path, size_t max, size_t *len, char *err, size_t errlen) {
+char *gp_file_read(const char *path, size_t max, size_t *len, gp_err_t *err) {
         int fd = open(path, O_RDONLY | O_CLOEXEC), saved = 0;
         struct stat st;
         char *buf = NULL;
@@ -18,22 +18,20 @@ char *gp_file_read(const char *path, size_t max, size_t *len, char *err, size_t 
         *len = 0;
         if (fd < 0) {
                 saved = errno;
-                if (err && errlen)
-                        snprintf(err, errlen, "%s: %s", path, strerror(saved));
+                gp_err_set(err, saved == ENOENT ? GP_ERR_NOT_FOUND : GP_ERR_IO, "%s: %s", path,
+                           strerror(saved));
                 errno = saved;
                 return NULL;
         }
         if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
-                if (err && errlen)
-                        snprintf(err, errlen, "%s: not a regular file of at most %zu bytes",
-                                 path, max);
+                gp_err_set(err, GP_ERR_IO, "%s: not a regular file of at most %zu bytes", path,
+                           max);
                 saved = EFBIG;
                 goto out;
         }
         if (!(buf = malloc((size_t)st.st_size + 1))) {
                 saved = ENOMEM;
-                if (err && errlen)
-                        snprintf(err, errlen, "out of memory");
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 goto out;
         }
         while (got < (size_t)st.st_size) {
@@ -42,8 +40,7 @@ char *gp_file_read(const char *path, size_t max, size_t *len, char *err, size_t 
                         continue;
                 if (r < 0) {
                         saved = errno;
-                        if (err && errlen)
-                                snprintf(err, errlen, "%s: %s", path, strerror(saved));
+                        gp_err_set(err, GP_ERR_IO, "%s: %s", path, strerror(saved));
                         free(buf);
                         buf = NULL;
                         goto out;

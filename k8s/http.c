@@ -79,59 +79,54 @@ static int on_progress(void *opaque, curl_off_t dt, curl_off_t dn, curl_off_t ut
         return 0;
 }
 
-__attribute__((format(printf, 4, 5))) static int seterr(const gp_http_req_t *req, char *err,
-                                                         size_t errlen, const char *fmt, ...) {
+/* "URL: reason", the URL without its query (the server and the object). */
+__attribute__((format(printf, 4, 5))) static int
+seterr(const gp_http_req_t *req, gp_err_t *err, gp_errcode_t code, const char *fmt, ...) {
         va_list ap;
-        int o;
-        if (!err || !errlen)
-                return -1;
-        /* The URL without its query: the server and the object. */
-        o = snprintf(err, errlen, "%.*s: ", (int)strcspn(req->url, "?"), req->url);
-        if (o < 0 || (size_t)o >= errlen)
-                return -1;
         va_start(ap, fmt);
-        vsnprintf(err + o, errlen - (size_t)o, fmt, ap);
+        gp_err_vset(err, code, fmt, ap);
         va_end(ap);
-        return -1;
+        gp_err_prefix(err, "%.*s", (int)strcspn(req->url, "?"), req->url);
+        return code;
 }
 
-static void refused(const gp_http_req_t *req, CURLcode rc, char *err, size_t errlen) {
-        seterr(req, err, errlen, "libcurl refused an option: %s%s", curl_easy_strerror(rc),
-               rc == CURLE_NOT_BUILT_IN || rc == CURLE_UNKNOWN_OPTION
-                       ? " (libcurl 7.85 or newer with OpenSSL is needed)"
-                       : "");
+static int refused(const gp_http_req_t *req, CURLcode rc, gp_err_t *err) {
+        return seterr(req, err, GP_ERR_FAIL, "libcurl refused an option: %s%s",
+                      curl_easy_strerror(rc),
+                      rc == CURLE_NOT_BUILT_IN || rc == CURLE_UNKNOWN_OPTION
+                              ? " (libcurl 7.85 or newer with OpenSSL is needed)"
+                              : "");
 }
 
 int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,
-               gp_http_resp_t *resp, char *err, size_t errlen) {
+               gp_http_resp_t *resp, gp_err_t *err) {
         struct curl_slist *hdrs = NULL, *nh;
         char ebuf[CURL_ERROR_SIZE] = "", line[256];
         char *auth = NULL;
         xfer_t x = {req, resp, h, 0, 0, 0};
         CURLcode rc = CURLE_OK;
-        int ret = -1;
+        int ret = GP_ERR_FAIL;
 
         memset(resp, 0, sizeof(*resp));
-        if (err && errlen)
-                err[0] = '\0';
+        gp_err_clear(err);
         if (gp_http_global_init())
-                return seterr(req, err, errlen, "libcurl did not initialise");
+                return seterr(req, err, GP_ERR_FAIL, "libcurl did not initialise");
         curl_easy_reset(h);
 
         /* Headers. The token goes only into this list, never into a message. */
-#define HDR(s)                                                                         \
-        do {                                                                           \
-                if (!(nh = curl_slist_append(hdrs, (s)))) {                            \
-                        seterr(req, err, errlen, "out of memory");                     \
-                        goto out;                                                      \
-                }                                                                      \
-                hdrs = nh;                                                             \
+#define HDR(s)                                                                                \
+        do {                                                                                  \
+                if (!(nh = curl_slist_append(hdrs, (s)))) {                                   \
+                        ret = seterr(req, err, GP_ERR_NOMEM, "out of memory");                \
+                        goto out;                                                             \
+                }                                                                             \
+                hdrs = nh;                                                                    \
         } while (0)
         HDR("Accept: application/json");
         if (req->token) {
                 size_t n = strlen(req->token) + 32;
                 if (!(auth = malloc(n))) {
-                        seterr(req, err, errlen, "out of memory");
+                        ret = seterr(req, err, GP_ERR_NOMEM, "out of memory");
                         goto out;
                 }
                 snprintf(auth, n, "Authorization: Bearer %s", req->token);
@@ -145,12 +140,12 @@ int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,
         HDR("Expect:"); /* no 100-continue round trip */
 #undef HDR
 
-#define SET(opt, val)                                                                  \
-        do {                                                                           \
-                if ((rc = curl_easy_setopt(h, opt, val)) != CURLE_OK) {                \
-                        refused(req, rc, err, errlen);                                 \
-                        goto out;                                                      \
-                }                                                                      \
+#define SET(opt, val)                                                                         \
+        do {                                                                                  \
+                if ((rc = curl_easy_setopt(h, opt, val)) != CURLE_OK) {                       \
+                        ret = refused(req, rc, err);                                          \
+                        goto out;                                                             \
+                }                                                                             \
         } while (0)
         SET(CURLOPT_URL, req->url);
         SET(CURLOPT_ERRORBUFFER, ebuf);
@@ -220,17 +215,18 @@ int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,
         rc = curl_easy_perform(h);
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
         if (rc == CURLE_OK) {
-                ret = 0;
+                ret = GP_OK;
         } else if (x.over) {
-                seterr(req, err, errlen, "%ld: response body larger than %d bytes",
-                       resp->status, GP_HTTP_MAX_BODY);
+                ret = seterr(req, err, GP_ERR_FAIL, "%ld: response body larger than %d bytes",
+                             resp->status, GP_HTTP_MAX_BODY);
         } else if (x.sunk) {
-                seterr(req, err, errlen, "stream ended by its reader");
+                ret = seterr(req, err, GP_ERR_FAIL, "stream ended by its reader");
         } else if (x.stopped) {
-                seterr(req, err, errlen, "stopped");
+                ret = seterr(req, err, GP_ERR_FAIL, "stopped");
         } else {
                 /* libcurl's own message has the detail (host, port, TLS). */
-                seterr(req, err, errlen, "%s", ebuf[0] ? ebuf : curl_easy_strerror(rc));
+                ret = seterr(req, err, GP_ERR_TRANSPORT, "%s",
+                             ebuf[0] ? ebuf : curl_easy_strerror(rc));
         }
 out:
         /* The handle keeps pointers to these: detach them first. */

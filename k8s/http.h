@@ -39,12 +39,13 @@ typedef struct gp_http_resp {
 } gp_http_resp_t;
 
 /* One exchange on handle h (made by curl_easy_init; one thread at a time).
- * Returns 0 when a complete response came (of any status), -1 otherwise
- * with "URL: reason" in err (the URL without its query): no connection, timeout, TLS failure,
- * a body over the cap, ended by sink or stop (resp->status may then be
- * set). resp is cleared at entry; free it with gp_http_resp_clear. */
+ * Returns 0 when a complete response came (of any status), otherwise the
+ * error with "URL: reason" in err (the URL without its query):
+ * GP_ERR_TRANSPORT for no connection, a timeout or a TLS failure;
+ * GP_ERR_FAIL for a body over the cap or an end by sink or stop
+ * (resp->status may then be set). resp is cleared at entry; free it with gp_http_resp_clear. */
 int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,
-               gp_http_resp_t *resp, char *err, size_t errlen);
+               gp_http_resp_t *resp, gp_err_t *err);
 void gp_http_resp_clear(gp_http_resp_t *resp);
 
 /* curl_global_init, once per process (thread-safe). 0 or -1. */

@@ -17,14 +17,17 @@
 #include "k8s/file.h"
 #include "k8s/kubeconfig.h"
 
-__attribute__((format(printf, 3, 4))) static void *fail(char *err, size_t errlen,
-                                                         const char *fmt, ...) {
+/* A configuration that cannot be used: NULL. */
+__attribute__((format(printf, 2, 3))) static void *fail(gp_err_t *err, const char *fmt, ...) {
         va_list ap;
-        if (err && errlen) {
-                va_start(ap, fmt);
-                vsnprintf(err, errlen, fmt, ap);
-                va_end(ap);
-        }
+        va_start(ap, fmt);
+        gp_err_vset(err, GP_ERR_INVALID, fmt, ap);
+        va_end(ap);
+        return NULL;
+}
+
+static void *nomem(gp_err_t *err) {
+        gp_err_set(err, GP_ERR_NOMEM, "out of memory");
         return NULL;
 }
 
@@ -152,8 +155,7 @@ bad:
 
 typedef struct {
         yaml_document_t *d;
-        char *err;
-        size_t errlen;
+        gp_err_t *err;
 } walk_t;
 
 static int scalar_is(const yaml_node_t *n, const char *s) {
@@ -191,15 +193,15 @@ static int get_str(walk_t *w, yaml_node_t *map, const char *where, const char *k
         if (is_null(n))
                 return 0;
         if (n->type != YAML_SCALAR_NODE) {
-                fail(w->err, w->errlen, "%s.%s: not a string", where, key);
+                fail(w->err, "%s.%s: not a string", where, key);
                 return -1;
         }
         if (memchr(n->data.scalar.value, '\0', n->data.scalar.length)) {
-                fail(w->err, w->errlen, "%s.%s: contains a NUL byte", where, key);
+                fail(w->err, "%s.%s: contains a NUL byte", where, key);
                 return -1;
         }
         if (!(*out = strndup((const char *)n->data.scalar.value, n->data.scalar.length))) {
-                fail(w->err, w->errlen, "out of memory");
+                nomem(w->err);
                 return -1;
         }
         return 1;
@@ -211,7 +213,7 @@ static yaml_node_t *find_named(walk_t *w, yaml_node_t *root, const char *list,
                                const char *name, const char *inner, const char *why) {
         yaml_node_t *seq = map_get(w, root, list);
         if (seq && !is_null(seq) && seq->type != YAML_SEQUENCE_NODE)
-                return fail(w->err, w->errlen, "%s: not a list", list);
+                return fail(w->err, "%s: not a list", list);
         if (seq && seq->type == YAML_SEQUENCE_NODE) {
                 for (yaml_node_item_t *it = seq->data.sequence.items.start;
                      it < seq->data.sequence.items.top; it++) {
@@ -221,14 +223,13 @@ static yaml_node_t *find_named(walk_t *w, yaml_node_t *root, const char *list,
                                 continue;
                         yaml_node_t *m = map_get(w, e, inner);
                         if (!m || m->type != YAML_MAPPING_NODE)
-                                return fail(w->err, w->errlen,
+                                return fail(w->err,
                                             "%s[name=\"%.100s\"].%s: not set or not a mapping",
                                             list, name, inner);
                         return m;
                 }
         }
-        return fail(w->err, w->errlen, "%s[name=\"%.100s\"]: not found (named by %s)", list,
-                    name, why);
+        return fail(w->err, "%s[name=\"%.100s\"]: not found (named by %s)", list, name, why);
 }
 
 /* dir/p for a relative p; a copy of p otherwise. */
@@ -254,11 +255,11 @@ static int data_or_file(walk_t *w, yaml_node_t *m, const char *where, const char
                 int bad = gp_k8s_base64_decode(s, strlen(s), data, len);
                 free(s);
                 if (bad) {
-                        fail(w->err, w->errlen, "%s.%s: not valid base64", where, key);
+                        fail(w->err, "%s.%s: not valid base64", where, key);
                         return -1;
                 }
                 if (*len == 0) {
-                        fail(w->err, w->errlen, "%s.%s: empty", where, key);
+                        fail(w->err, "%s.%s: empty", where, key);
                         return -1;
                 }
                 return 1;
@@ -268,7 +269,7 @@ static int data_or_file(walk_t *w, yaml_node_t *m, const char *where, const char
         *file = resolve(dir, s);
         free(s);
         if (!*file) {
-                fail(w->err, w->errlen, "out of memory");
+                nomem(w->err);
                 return -1;
         }
         return 1;
@@ -303,15 +304,15 @@ static gp_k8s_conf_t *walk(walk_t *w, const char *name, const char *dir) {
         int rc;
 
         if (!root || is_null(root))
-                return fail(w->err, w->errlen, "kubeconfig: empty document");
+                return fail(w->err, "kubeconfig: empty document");
         if (root->type != YAML_MAPPING_NODE)
-                return fail(w->err, w->errlen, "kubeconfig: not a YAML mapping");
+                return fail(w->err, "kubeconfig: not a YAML mapping");
         if (!(c = calloc(1, sizeof(*c))))
-                return fail(w->err, w->errlen, "out of memory");
+                return nomem(w->err);
         if ((rc = get_str(w, root, "kubeconfig", "current-context", &ctx)) < 0)
                 goto bad;
         if (!rc || !*ctx) {
-                fail(w->err, w->errlen, "current-context: not set");
+                fail(w->err, "current-context: not set");
                 goto bad;
         }
         snprintf(xwhere, sizeof(xwhere), "contexts[name=\"%.100s\"].context", ctx);
@@ -321,13 +322,13 @@ static gp_k8s_conf_t *walk(walk_t *w, const char *name, const char *dir) {
         if ((rc = get_str(w, cx, xwhere, "cluster", &cluster)) < 0)
                 goto bad;
         if (!rc || !*cluster) {
-                fail(w->err, w->errlen, "%s.cluster: not set", xwhere);
+                fail(w->err, "%s.cluster: not set", xwhere);
                 goto bad;
         }
         if ((rc = get_str(w, cx, xwhere, "user", &user)) < 0)
                 goto bad;
         if (!rc || !*user) {
-                fail(w->err, w->errlen, "%s.user: not set", xwhere);
+                fail(w->err, "%s.user: not set", xwhere);
                 goto bad;
         }
         if (get_str(w, cx, xwhere, "namespace", &c->ns) < 0)
@@ -346,13 +347,12 @@ static gp_k8s_conf_t *walk(walk_t *w, const char *name, const char *dir) {
         if ((rc = get_str(w, cl, cwhere, "server", &c->server)) < 0)
                 goto bad;
         if (!rc) {
-                fail(w->err, w->errlen, "%s.server: not set", cwhere);
+                fail(w->err, "%s.server: not set", cwhere);
                 goto bad;
         }
         if (!server_ok(c->server)) {
-                fail(w->err, w->errlen,
-                     "%s.server: \"%.100s\" is not an https:// URL (TLS is required)", cwhere,
-                     c->server);
+                fail(w->err, "%s.server: \"%.100s\" is not an https:// URL (TLS is required)",
+                     cwhere, c->server);
                 goto bad;
         }
         size_t sl = strlen(c->server);
@@ -361,15 +361,16 @@ static gp_k8s_conf_t *walk(walk_t *w, const char *name, const char *dir) {
         if ((rc = get_str(w, cl, cwhere, "insecure-skip-tls-verify", &s)) < 0)
                 goto bad;
         if (rc && yaml_true(s)) {
-                fail(w->err, w->errlen,
+                fail(w->err,
                      "%s.insecure-skip-tls-verify: not supported (TLS verification is "
-                     "always on; give the cluster's CA instead)", cwhere);
+                     "always on; give the cluster's CA instead)",
+                     cwhere);
                 goto bad;
         }
         free(s);
         s = NULL;
         if (map_get(w, cl, "proxy-url")) {
-                fail(w->err, w->errlen, "%s.proxy-url: not supported", cwhere);
+                fail(w->err, "%s.proxy-url: not supported", cwhere);
                 goto bad;
         }
         if (data_or_file(w, cl, cwhere, "certificate-authority", dir, &c->ca_data, &c->ca_len,
@@ -386,7 +387,7 @@ static gp_k8s_conf_t *walk(walk_t *w, const char *name, const char *dir) {
                                                   "password"};
         for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
                 if (!is_null(map_get(w, us, unsupported[i]))) {
-                        fail(w->err, w->errlen,
+                        fail(w->err,
                              "%s.%s: not supported (use token, tokenFile or "
                              "client-certificate and client-key)",
                              uwhere, unsupported[i]);
@@ -402,7 +403,7 @@ static gp_k8s_conf_t *walk(walk_t *w, const char *name, const char *dir) {
                 goto bad;
         if (rc && !c->token) { /* token wins over tokenFile, as in client-go */
                 if (!(c->token_file = resolve(dir, s))) {
-                        fail(w->err, w->errlen, "out of memory");
+                        nomem(w->err);
                         goto bad;
                 }
         }
@@ -417,19 +418,20 @@ static gp_k8s_conf_t *walk(walk_t *w, const char *name, const char *dir) {
         if (has_key < 0)
                 goto bad;
         if (has_cert && !has_key) {
-                fail(w->err, w->errlen, "%s.client-key: not set (client-certificate needs a key)",
+                fail(w->err, "%s.client-key: not set (client-certificate needs a key)",
                      uwhere);
                 goto bad;
         }
         if (has_key && !has_cert) {
-                fail(w->err, w->errlen,
-                     "%s.client-certificate: not set (client-key needs a certificate)", uwhere);
+                fail(w->err, "%s.client-certificate: not set (client-key needs a certificate)",
+                     uwhere);
                 goto bad;
         }
         if (!c->token && !c->token_file && !has_cert) {
-                fail(w->err, w->errlen,
+                fail(w->err,
                      "%s: no credentials (token, tokenFile, or client-certificate and "
-                     "client-key)", uwhere);
+                     "client-key)",
+                     uwhere);
                 goto bad;
         }
         snprintf(c->source, sizeof(c->source), "kubeconfig %.200s (context %.80s)",
@@ -448,34 +450,33 @@ bad:
 }
 
 gp_k8s_conf_t *gp_k8s_kubeconfig_parse(const char *buf, size_t len, const char *name,
-                                       const char *dir, char *err, size_t errlen) {
+                                       const char *dir, gp_err_t *err) {
         yaml_parser_t parser;
         yaml_document_t doc;
         gp_k8s_conf_t *c;
         if (len > GP_K8S_MAX_KUBECONFIG)
-                return fail(err, errlen, "kubeconfig: larger than 1 MiB");
+                return fail(err, "kubeconfig: larger than 1 MiB");
         if (!yaml_parser_initialize(&parser))
-                return fail(err, errlen, "out of memory");
+                return nomem(err);
         yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
         if (!yaml_parser_load(&parser, &doc)) {
-                fail(err, errlen, "kubeconfig: YAML error at line %lu column %lu: %s%s%s",
+                fail(err, "kubeconfig: YAML error at line %lu column %lu: %s%s%s",
                      (unsigned long)parser.problem_mark.line + 1,
                      (unsigned long)parser.problem_mark.column + 1,
-                     parser.problem ? parser.problem : "unknown",
-                     parser.context ? " " : "", parser.context ? parser.context : "");
+                     parser.problem ? parser.problem : "unknown", parser.context ? " " : "",
+                     parser.context ? parser.context : "");
                 yaml_parser_delete(&parser);
                 return NULL;
         }
-        walk_t w = {&doc, err, errlen};
+        walk_t w = {&doc, err};
         c = walk(&w, name, dir);
         yaml_document_delete(&doc);
         yaml_parser_delete(&parser);
         return c;
 }
 
-
-gp_k8s_conf_t *gp_k8s_kubeconfig_load(const char *path, char *err, size_t errlen) {
-        char def[4096], first[4096], perr[600], dir[4096];
+gp_k8s_conf_t *gp_k8s_kubeconfig_load(const char *path, gp_err_t *err) {
+        char def[4096], first[4096], dir[4096];
         size_t len;
         if (!path || !*path) {
                 const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
@@ -489,14 +490,14 @@ gp_k8s_conf_t *gp_k8s_kubeconfig_load(const char *path, char *err, size_t errlen
                 }
                 if (!path || !*path) {
                         if (!home || !*home)
-                                return fail(err, errlen,
+                                return fail(err,
                                             "no kubeconfig: KUBECONFIG and HOME are not set "
                                             "(give control.k8s.kubeconfig)");
                         snprintf(def, sizeof(def), "%s/.kube/config", home);
                         path = def;
                 }
         }
-        char *buf = gp_file_read(path, GP_K8S_MAX_KUBECONFIG, &len, err, errlen);
+        char *buf = gp_file_read(path, GP_K8S_MAX_KUBECONFIG, &len, err);
         if (!buf)
                 return NULL;
         /* Relative paths in it are relative to its directory. */
@@ -508,36 +509,36 @@ gp_k8s_conf_t *gp_k8s_kubeconfig_load(const char *path, char *err, size_t errlen
                 dir[1] = '\0';
         else
                 *slash = '\0';
-        gp_k8s_conf_t *c = gp_k8s_kubeconfig_parse(buf, len, path, dir, perr, sizeof(perr));
+        gp_k8s_conf_t *c = gp_k8s_kubeconfig_parse(buf, len, path, dir, err);
         free(buf);
         if (!c)
-                fail(err, errlen, "%s: %s", path, perr);
+                gp_err_prefix(err, "%s", path);
         return c;
 }
 
 gp_k8s_conf_t *gp_k8s_incluster_load(const char *host, const char *port, const char *sa_dir,
-                                     char *err, size_t errlen) {
+                                     gp_err_t *err) {
         gp_k8s_conf_t *c;
         char path[4200];
         size_t len;
         if (!host || !*host || !port || !*port)
-                return fail(err, errlen,
+                return fail(err,
                             "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: not set "
                             "(not in a pod? give control.k8s.kubeconfig)");
         size_t pl = strlen(port);
         long pn = pl && pl <= 5 && strspn(port, "0123456789") == pl ? strtol(port, NULL, 10) : 0;
         if (pn < 1 || pn > 65535)
-                return fail(err, errlen, "KUBERNETES_SERVICE_PORT: \"%.20s\" is not a port",
-                            port);
+                return fail(err, "KUBERNETES_SERVICE_PORT: \"%.20s\" is not a port", port);
         for (const char *p = host; *p; p++)
                 if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
                       (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == ':' ||
                       *p == '%'))
-                        return fail(err, errlen,
+                        return fail(err,
                                     "KUBERNETES_SERVICE_HOST: \"%.100s\" is not a host name "
-                                    "or address", host);
+                                    "or address",
+                                    host);
         if (!(c = calloc(1, sizeof(*c))))
-                return fail(err, errlen, "out of memory");
+                return nomem(err);
         size_t n = strlen(host) + pl + 16;
         if (!(c->server = malloc(n)))
                 goto nomem;
@@ -547,20 +548,20 @@ gp_k8s_conf_t *gp_k8s_incluster_load(const char *host, const char *port, const c
                 snprintf(c->server, n, "https://%s:%s", host, port);
         snprintf(path, sizeof(path), "%s/ca.crt", sa_dir);
         if (access(path, R_OK)) {
-                fail(err, errlen, "%s: %s", path, strerror(errno));
+                fail(err, "%s: %s", path, strerror(errno));
                 goto bad;
         }
         if (!(c->ca_file = strdup(path)))
                 goto nomem;
         snprintf(path, sizeof(path), "%s/token", sa_dir);
         if (access(path, R_OK)) {
-                fail(err, errlen, "%s: %s", path, strerror(errno));
+                fail(err, "%s: %s", path, strerror(errno));
                 goto bad;
         }
         if (!(c->token_file = strdup(path)))
                 goto nomem;
         snprintf(path, sizeof(path), "%s/namespace", sa_dir);
-        char *ns = gp_file_read(path, 4096, &len, NULL, 0);
+        char *ns = gp_file_read(path, 4096, &len, NULL);
         if (ns) {
                 while (len && (ns[len - 1] == '\n' || ns[len - 1] == '\r' || ns[len - 1] == ' '))
                         ns[--len] = '\0';
@@ -572,7 +573,7 @@ gp_k8s_conf_t *gp_k8s_incluster_load(const char *host, const char *port, const c
         snprintf(c->source, sizeof(c->source), "in-cluster (service account %.200s)", sa_dir);
         return c;
 nomem:
-        fail(err, errlen, "out of memory");
+        nomem(err);
 bad:
         gp_k8s_conf_destroy(c);
         return NULL;
@@ -590,12 +591,12 @@ static const char *pod_sa_dir(void) {
         return GP_K8S_SA_DIR;
 }
 
-gp_k8s_conf_t *gp_k8s_conf_load(const char *kubeconfig, char *err, size_t errlen) {
+gp_k8s_conf_t *gp_k8s_conf_load(const char *kubeconfig, gp_err_t *err) {
         if (kubeconfig && *kubeconfig)
-                return gp_k8s_kubeconfig_load(kubeconfig, err, errlen);
+                return gp_k8s_kubeconfig_load(kubeconfig, err);
         const char *host = getenv("KUBERNETES_SERVICE_HOST");
         if (host && *host)
                 return gp_k8s_incluster_load(host, getenv("KUBERNETES_SERVICE_PORT"),
-                                             pod_sa_dir(), err, errlen);
-        return gp_k8s_kubeconfig_load(NULL, err, errlen);
+                                             pod_sa_dir(), err);
+        return gp_k8s_kubeconfig_load(NULL, err);
 }

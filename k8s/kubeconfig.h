@@ -18,6 +18,8 @@
 
 #include <stddef.h>
 
+#include "gate/error.h"
+
 /* The service account directory of a pod. A test build (GP_TEST_HOOKS)
  * reads it from $GP_TEST_SA_DIR when that is set (gp_k8s_conf_load). */
 #define GP_K8S_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -47,22 +49,22 @@ typedef struct gp_k8s_conf {
  * name stands for the file in source and in errors. NULL with
  * "<field>: <reason>" in err. Also the entry point of the fuzz target. */
 gp_k8s_conf_t *gp_k8s_kubeconfig_parse(const char *buf, size_t len, const char *name,
-                                       const char *dir, char *err, size_t errlen);
+                                       const char *dir, gp_err_t *err);
 
 /* Reads and parses a kubeconfig file: path, or when NULL or "" the first
  * entry of $KUBECONFIG, else ~/.kube/config. */
-gp_k8s_conf_t *gp_k8s_kubeconfig_load(const char *path, char *err, size_t errlen);
+gp_k8s_conf_t *gp_k8s_kubeconfig_load(const char *path, gp_err_t *err);
 
 /* The in-cluster configuration from host and port (the values of
  * KUBERNETES_SERVICE_HOST and _PORT; an IPv6 address is bracketed) and a
  * service account directory (GP_K8S_SA_DIR in a pod), whose ca.crt and
  * token must be readable; its namespace file is optional. */
 gp_k8s_conf_t *gp_k8s_incluster_load(const char *host, const char *port, const char *sa_dir,
-                                     char *err, size_t errlen);
+                                     gp_err_t *err);
 
 /* The configuration to use: kubeconfig when given; else in-cluster when
  * KUBERNETES_SERVICE_HOST is set; else $KUBECONFIG or ~/.kube/config. */
-gp_k8s_conf_t *gp_k8s_conf_load(const char *kubeconfig, char *err, size_t errlen);
+gp_k8s_conf_t *gp_k8s_conf_load(const char *kubeconfig, gp_err_t *err);
 
 void gp_k8s_conf_destroy(gp_k8s_conf_t *conf);
 

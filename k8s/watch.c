@@ -34,7 +34,7 @@ struct gp_k8s_watch {
         char rv[GP_K8S_RV_MAX];   /* of json, or of the deletion */
         uint64_t gen;
         char gone[700];           /* S_GONE: why */
-        char error[800];          /* the last failure, "" after a success */
+        gp_err_t error;           /* the last failure, code GP_OK after a success */
         bool error_get;           /* it was a GET's (a good GET clears it) */
         gp_k8s_watch_stats_t stats;
 };
@@ -45,7 +45,7 @@ typedef struct {
         gp_k8s_lines_t lines;
         char rv[GP_K8S_RV_MAX];
         bool relist;
-        char fail[800];
+        gp_err_t fail; /* why the reader ended the stream */
         uint64_t events;
 } stream_t;
 
@@ -99,7 +99,7 @@ static void publish(gp_k8s_watch_t *w, char *json, const char *rv) {
 static void healthy(gp_k8s_watch_t *w, bool get) {
         pthread_mutex_lock(&w->lock);
         if (!get || w->error_get)
-                w->error[0] = '\0';
+                gp_err_clear(&w->error);
         pthread_mutex_unlock(&w->lock);
 }
 
@@ -119,9 +119,9 @@ static void publish_gone(gp_k8s_watch_t *w, const char *rv, const char *why) {
         pthread_mutex_unlock(&w->lock);
 }
 
-static void failure(gp_k8s_watch_t *w, const char *why, bool get) {
+static void failure(gp_k8s_watch_t *w, const gp_err_t *why, bool get) {
         pthread_mutex_lock(&w->lock);
-        snprintf(w->error, sizeof(w->error), "%s", why);
+        w->error = *why;
         w->error_get = get;
         w->stats.failures++;
         w->first_done = true;
@@ -158,10 +158,8 @@ static void backoff_sleep(gp_k8s_watch_t *w, int64_t *backoff) {
 static int on_line(void *opaque, const char *line, size_t len) {
         stream_t *s = opaque;
         gp_k8s_event_t ev;
-        char err[300];
-        if (gp_k8s_event_parse(line, len, &ev, err, sizeof(err))) {
-                snprintf(s->fail, sizeof(s->fail), "configmap %s/%s: %s", s->w->ns,
-                         s->w->name, err);
+        if (gp_k8s_event_parse(line, len, &ev, &s->fail)) {
+                gp_err_prefix(&s->fail, "configmap %s/%s", s->w->ns, s->w->name);
                 return 1;
         }
         if (ev.type != GP_K8S_EV_ERROR && !s->events)
@@ -191,8 +189,9 @@ static int on_line(void *opaque, const char *line, size_t len) {
                 if (ev.code == 410)
                         s->relist = true;
                 else
-                        snprintf(s->fail, sizeof(s->fail), "WATCH configmap %.60s/%.200s: %.400s",
-                                 s->w->ns, s->w->name, ev.message);
+                        gp_err_set(&s->fail, gp_k8s_status_code(ev.code),
+                                   "WATCH configmap %.60s/%.200s: %.400s", s->w->ns,
+                                   s->w->name, ev.message);
                 gp_k8s_event_clear(&ev);
                 return 1;
         }
@@ -203,10 +202,10 @@ static int on_line(void *opaque, const char *line, size_t len) {
 static int on_data(void *opaque, const char *p, size_t n) {
         stream_t *s = opaque;
         int rc = gp_k8s_lines_feed(&s->lines, p, n, on_line, s);
-        if (rc < 0 && !s->fail[0])
-                snprintf(s->fail, sizeof(s->fail),
-                         "configmap %s/%s: a watch event longer than %d bytes", s->w->ns,
-                         s->w->name, GP_K8S_MAX_EVENT);
+        if (rc < 0 && !s->fail.code)
+                gp_err_set(&s->fail, GP_ERR_INVALID,
+                           "configmap %s/%s: a watch event longer than %d bytes", s->w->ns,
+                           s->w->name, GP_K8S_MAX_EVENT);
         return rc != 0;
 }
 
@@ -234,7 +233,8 @@ static void url_rv(char *out, size_t outlen, const char *rv) {
 static void *run(void *arg) {
         gp_k8s_watch_t *w = arg;
         stream_t s = {.w = w};
-        char rv[GP_K8S_RV_MAX] = "", err[700], path[1024];
+        char rv[GP_K8S_RV_MAX] = "", path[1024];
+        gp_err_t err;
         bool need_get = !w->start_rv[0];
         bool from_get = false; /* rv is the object's own version, just read */
         int64_t backoff = 0;
@@ -248,26 +248,26 @@ static void *run(void *arg) {
                         pthread_mutex_lock(&w->lock);
                         w->stats.gets++;
                         pthread_mutex_unlock(&w->lock);
-                        int rc = gp_k8s_cm_get(w->k, w->ns, w->name, &cm, &http, err,
-                                               sizeof(err));
-                        if (rc == GP_K8S_OK) {
+                        int rc = gp_k8s_cm_get(w->k, w->ns, w->name, &cm, &http, &err);
+                        if (rc == GP_OK) {
                                 char *json = gp_cm_render_compact(cm);
                                 snprintf(rv, sizeof(rv), "%s", gp_cm_resource_version(cm));
                                 gp_cm_destroy(cm);
                                 if (!json) {
-                                        failure(w, "out of memory", true);
+                                        gp_err_set(&err, GP_ERR_NOMEM, "out of memory");
+                                        failure(w, &err, true);
                                         backoff_sleep(w, &backoff);
                                         continue;
                                 }
                                 publish(w, json, rv);
                                 healthy(w, true);
                                 from_get = true;
-                        } else if (rc == GP_K8S_NOT_FOUND) {
-                                publish_gone(w, "", err);
+                        } else if (rc == GP_ERR_NOT_FOUND) {
+                                publish_gone(w, "", err.msg);
                                 healthy(w, true);
                                 rv[0] = '\0'; /* watch from now: ADDED when it comes */
                         } else {
-                                failure(w, err, true);
+                                failure(w, &err, true);
                                 backoff_sleep(w, &backoff);
                                 continue;
                         }
@@ -283,7 +283,7 @@ static void *run(void *arg) {
                 url_rv(path, sizeof(path), rv);
                 snprintf(s.rv, sizeof(s.rv), "%s", rv);
                 s.relist = false;
-                s.fail[0] = '\0';
+                gp_err_clear(&s.fail);
                 s.events = 0;
                 gp_k8s_lines_reset(&s.lines);
                 pthread_mutex_lock(&w->lock);
@@ -292,8 +292,8 @@ static void *run(void *arg) {
 
                 int64_t t0 = mono_ms();
                 long http = 0;
-                int rc = gp_k8s_stream(w->k, path, (long)(ts + 30) * 1000, on_data, on_poll, &s,
-                                       &http, err, sizeof(err));
+                int rc = gp_k8s_stream(w->k, path, (long)(ts + 30) * 1000, on_data, on_poll,
+                                       &s, &http, &err);
                 /* Still at the version the GET gave: nothing came before the end. */
                 bool after_get = from_get && !strcmp(rv, s.rv);
                 from_get = false;
@@ -320,8 +320,8 @@ static void *run(void *arg) {
                         need_get = true;
                         continue;
                 }
-                if (s.fail[0]) {
-                        failure(w, s.fail, false);
+                if (s.fail.code) {
+                        failure(w, &s.fail, false);
                 } else if (rc == 0 && http >= 200 && http < 300) {
                         /* The server ended the watch (its timeout): go on
                          * from rv at once, unless it ends them at once. */
@@ -330,15 +330,13 @@ static void *run(void *arg) {
                                 backoff = 0;
                                 continue;
                         }
-                        snprintf(err, sizeof(err),
-                                 "WATCH configmap %s/%s: the server ended the watch at once",
-                                 w->ns, w->name);
-                        failure(w, err, false);
+                        gp_err_set(&err, GP_ERR_TRANSPORT,
+                                   "WATCH configmap %s/%s: the server ended the watch at once",
+                                   w->ns, w->name);
+                        failure(w, &err, false);
                 } else {
-                        char msg[800];
-                        snprintf(msg, sizeof(msg), "WATCH configmap %.60s/%.200s: %.500s", w->ns,
-                                 w->name, err);
-                        failure(w, msg, false);
+                        gp_err_prefix(&err, "WATCH configmap %.60s/%.200s", w->ns, w->name);
+                        failure(w, &err, false);
                 }
                 if (s.events)
                         backoff = 0;
@@ -353,21 +351,22 @@ static void *run(void *arg) {
 }
 
 gp_k8s_watch_t *gp_k8s_watch_start(gp_k8s_t *k, const char *ns, const char *name,
-                                   char *err, size_t errlen) {
-        return gp_k8s_watch_start_at(k, ns, name, NULL, err, errlen);
+                                   gp_err_t *err) {
+        return gp_k8s_watch_start_at(k, ns, name, NULL, err);
 }
 
 gp_k8s_watch_t *gp_k8s_watch_start_at(gp_k8s_t *k, const char *ns, const char *name,
-                                      const char *rv, char *err, size_t errlen) {
+                                      const char *rv, gp_err_t *err) {
         gp_k8s_watch_t *w;
         pthread_condattr_t ca;
         if (!gp_k8s_namespace_ok(ns) || !gp_k8s_name_ok(name)) {
-                snprintf(err, errlen, "configmap %.80s/%.80s: not a valid namespace and name",
-                         ns ? ns : "", name ? name : "");
+                gp_err_set(err, GP_ERR_INVALID,
+                           "configmap %.80s/%.80s: not a valid namespace and name",
+                           ns ? ns : "", name ? name : "");
                 return NULL;
         }
         if (!(w = calloc(1, sizeof(*w)))) {
-                snprintf(err, errlen, "out of memory");
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
         w->k = k;
@@ -383,7 +382,7 @@ gp_k8s_watch_t *gp_k8s_watch_start_at(gp_k8s_t *k, const char *ns, const char *n
         pthread_cond_init(&w->cond, &ca);
         pthread_condattr_destroy(&ca);
         if (pthread_create(&w->thr, NULL, run, w)) {
-                snprintf(err, errlen, "cannot start the watch thread");
+                gp_err_set(err, GP_ERR_FAIL, "cannot start the watch thread");
                 gp_k8s_watch_stop(w);
                 return NULL;
         }
@@ -415,26 +414,25 @@ void gp_k8s_watch_wait_first(gp_k8s_watch_t *w, int64_t ms) {
         pthread_mutex_unlock(&w->lock);
 }
 
-int gp_k8s_watch_latest(gp_k8s_watch_t *w, uint64_t *gen, char **json, char *err,
-                        size_t errlen) {
+int gp_k8s_watch_latest(gp_k8s_watch_t *w, uint64_t *gen, char **json, gp_err_t *err) {
         int rc;
         *json = NULL;
         pthread_mutex_lock(&w->lock);
         *gen = w->gen;
         if (w->state == S_DOC) {
-                rc = (*json = strdup(w->json)) ? GP_K8S_OK : GP_K8S_ERR;
-                if (rc)
-                        snprintf(err, errlen, "out of memory");
+                rc = (*json = strdup(w->json))
+                             ? GP_OK
+                             : gp_err_set(err, GP_ERR_NOMEM, "out of memory");
         } else if (w->state == S_GONE) {
-                snprintf(err, errlen, "%s", w->gone);
-                rc = GP_K8S_NOT_FOUND;
+                rc = gp_err_set(err, GP_ERR_NOT_FOUND, "%s", w->gone);
+        } else if (w->error.code) {
+                rc = w->error.code;
+                if (err)
+                        *err = w->error;
         } else {
-                if (w->error[0])
-                        snprintf(err, errlen, "%s", w->error);
-                else
-                        snprintf(err, errlen, "configmap %s/%s: no answer from %s yet", w->ns,
-                                 w->name, gp_k8s_conf(w->k)->server);
-                rc = GP_K8S_ERR;
+                rc = gp_err_set(err, GP_ERR_TRANSPORT,
+                                "configmap %s/%s: no answer from %s yet", w->ns, w->name,
+                                gp_k8s_conf(w->k)->server);
         }
         pthread_mutex_unlock(&w->lock);
         return rc;
@@ -449,7 +447,7 @@ uint64_t gp_k8s_watch_generation(gp_k8s_watch_t *w) {
 
 void gp_k8s_watch_last_error(gp_k8s_watch_t *w, char *buf, size_t len) {
         pthread_mutex_lock(&w->lock);
-        snprintf(buf, len, "%s", w->error);
+        snprintf(buf, len, "%s", w->error.msg);
         pthread_mutex_unlock(&w->lock);
 }
 

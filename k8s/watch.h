@@ -39,12 +39,12 @@ typedef struct gp_k8s_watch_stats {
 
 /* Starts the thread (k must outlive the watch). NULL on no memory. */
 gp_k8s_watch_t *gp_k8s_watch_start(gp_k8s_t *k, const char *ns, const char *name,
-                                   char *err, size_t errlen);
+                                   gp_err_t *err);
 /* The same, but the first watch starts at resourceVersion rv (non-empty)
  * without a GET: resuming from a version kept elsewhere. A version the
  * server no longer has gives 410 and the usual GET. */
 gp_k8s_watch_t *gp_k8s_watch_start_at(gp_k8s_t *k, const char *ns, const char *name,
-                                      const char *rv, char *err, size_t errlen);
+                                      const char *rv, gp_err_t *err);
 /* Stops the thread and frees; accepts NULL. A watch stops within about a
  * second, a GET in flight within its request timeout. */
 void gp_k8s_watch_stop(gp_k8s_watch_t *w);
@@ -52,13 +52,12 @@ void gp_k8s_watch_stop(gp_k8s_watch_t *w);
 /* Waits up to ms for the first outcome: a document, or a failure. */
 void gp_k8s_watch_wait_first(gp_k8s_watch_t *w, int64_t ms);
 
-/* The newest document: GP_K8S_OK with *json (malloc'd, caller frees) and
- * its generation in *gen. GP_K8S_NOT_FOUND when the object does not exist
- * (deleted, or never created), GP_K8S_ERR when there never was a document
- * and the last attempt failed, or nothing came yet; err says which.
+/* The newest document: GP_OK with *json (malloc'd, caller frees) and
+ * its generation in *gen. GP_ERR_NOT_FOUND when the object does not exist
+ * (deleted, or never created); when there never was a document, the last
+ * attempt's error (GP_ERR_TRANSPORT when nothing came yet).
  * *gen is set in every case. */
-int gp_k8s_watch_latest(gp_k8s_watch_t *w, uint64_t *gen, char **json, char *err,
-                        size_t errlen);
+int gp_k8s_watch_latest(gp_k8s_watch_t *w, uint64_t *gen, char **json, gp_err_t *err);
 /* The generation of the newest state: a cheap "anything new?". */
 uint64_t gp_k8s_watch_generation(gp_k8s_watch_t *w);
 /* The last failure of the thread ("" once a watch works again), for

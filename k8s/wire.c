@@ -8,15 +8,14 @@
 
 #include "k8s/wire.h"
 
-__attribute__((format(printf, 3, 4))) static int seterr(char *err, size_t errlen,
-                                                         const char *fmt, ...) {
+/* An event line that cannot be used: GP_ERR_INVALID. */
+__attribute__((format(printf, 2, 3))) static gp_errcode_t seterr(gp_err_t *err,
+                                                                 const char *fmt, ...) {
         va_list ap;
-        if (err && errlen) {
-                va_start(ap, fmt);
-                vsnprintf(err, errlen, fmt, ap);
-                va_end(ap);
-        }
-        return -1;
+        va_start(ap, fmt);
+        gp_err_vset(err, GP_ERR_INVALID, fmt, ap);
+        va_end(ap);
+        return GP_ERR_INVALID;
 }
 
 static const char *const ev_names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
@@ -41,29 +40,29 @@ static void printable(const char *s, size_t n, char *out, size_t outlen) {
                 out[o] = '\0';
 }
 
-int gp_k8s_event_parse(const char *line, size_t len, gp_k8s_event_t *ev, char *err,
-                       size_t errlen) {
+gp_errcode_t gp_k8s_event_parse(const char *line, size_t len, gp_k8s_event_t *ev,
+                                gp_err_t *err) {
         cJSON *doc = NULL, *type, *obj, *md, *rv;
         const char *end = NULL;
-        int rc = -1;
+        gp_errcode_t rc = GP_ERR_INVALID;
         memset(ev, 0, sizeof(*ev));
         if (len > GP_K8S_MAX_EVENT)
-                return seterr(err, errlen, "watch event of %zu bytes is too large", len);
+                return seterr(err, "watch event of %zu bytes is too large", len);
         if (!(doc = cJSON_ParseWithLengthOpts(line, len, &end, 0)))
-                return seterr(err, errlen, "watch event: not JSON (syntax error at byte %zu)",
+                return seterr(err, "watch event: not JSON (syntax error at byte %zu)",
                               end && end >= line && end <= line + len ? (size_t)(end - line)
                                                                       : (size_t)0);
         while (end && end < line + len && (*end == ' ' || *end == '\t' || *end == '\r'))
                 end++;
         if (end && end < line + len) {
-                seterr(err, errlen, "watch event: trailing data at byte %zu",
-                       (size_t)(end - line));
+                rc = seterr(err, "watch event: trailing data at byte %zu",
+                            (size_t)(end - line));
                 goto out;
         }
         type = cJSON_GetObjectItemCaseSensitive(doc, "type");
         obj = cJSON_GetObjectItemCaseSensitive(doc, "object");
         if (!cJSON_IsObject(doc) || !cJSON_IsString(type)) {
-                seterr(err, errlen, "watch event: no \"type\"");
+                rc = seterr(err, "watch event: no \"type\"");
                 goto out;
         }
         size_t t;
@@ -73,12 +72,12 @@ int gp_k8s_event_parse(const char *line, size_t len, gp_k8s_event_t *ev, char *e
         if (t == sizeof(ev_names) / sizeof(ev_names[0])) {
                 char shown[40];
                 printable(type->valuestring, strlen(type->valuestring), shown, sizeof(shown));
-                seterr(err, errlen, "watch event: unknown type \"%s\"", shown);
+                rc = seterr(err, "watch event: unknown type \"%s\"", shown);
                 goto out;
         }
         ev->type = (gp_k8s_ev_type_t)t;
         if (!cJSON_IsObject(obj)) {
-                seterr(err, errlen, "watch event %s: no \"object\"", ev_names[t]);
+                rc = seterr(err, "watch event %s: no \"object\"", ev_names[t]);
                 goto out;
         }
         if (ev->type == GP_K8S_EV_ERROR) {
@@ -96,29 +95,29 @@ int gp_k8s_event_parse(const char *line, size_t len, gp_k8s_event_t *ev, char *e
                 const char *reason = gp_k8s_http_reason(ev->code);
                 snprintf(ev->message, sizeof(ev->message), "%ld%s%s: %s", ev->code,
                          *reason ? " " : "", reason, m);
-                rc = 0;
+                rc = GP_OK;
                 goto out;
         }
         cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
         if (ev->type != GP_K8S_EV_BOOKMARK && kind &&
             (!cJSON_IsString(kind) || strcmp(kind->valuestring, "ConfigMap"))) {
-                seterr(err, errlen, "watch event %s: object is not a ConfigMap", ev_names[t]);
+                rc = seterr(err, "watch event %s: object is not a ConfigMap", ev_names[t]);
                 goto out;
         }
         md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
         rv = cJSON_IsObject(md) ? cJSON_GetObjectItemCaseSensitive(md, "resourceVersion") : NULL;
         if (!cJSON_IsString(rv) || !rv->valuestring[0] ||
             strlen(rv->valuestring) >= sizeof(ev->rv)) {
-                seterr(err, errlen, "watch event %s: no valid metadata.resourceVersion",
-                       ev_names[t]);
+                rc = seterr(err, "watch event %s: no valid metadata.resourceVersion",
+                            ev_names[t]);
                 goto out;
         }
         snprintf(ev->rv, sizeof(ev->rv), "%s", rv->valuestring);
         if (ev->type != GP_K8S_EV_BOOKMARK && !(ev->object = cJSON_PrintUnformatted(obj))) {
-                seterr(err, errlen, "out of memory");
+                rc = gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 goto out;
         }
-        rc = 0;
+        rc = GP_OK;
 out:
         cJSON_Delete(doc);
         if (rc)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "gate/error.h"
 #include "gate/types.h"
 
 /* A watch event line is the object plus a small envelope. */
@@ -30,10 +31,10 @@ typedef struct gp_k8s_event {
         char message[512];      /* ERROR: "410 Gone: too old resource version: 5 (9)" */
 } gp_k8s_event_t;
 
-/* Parses one event line. 0, or -1 with the reason in err (and ev
- * cleared). ev->object is malloc'd: gp_k8s_event_clear frees it. */
-int gp_k8s_event_parse(const char *line, size_t len, gp_k8s_event_t *ev, char *err,
-                       size_t errlen);
+/* Parses one event line. GP_OK, or GP_ERR_INVALID with the reason in err
+ * (and ev cleared). ev->object is malloc'd: gp_k8s_event_clear frees it. */
+gp_errcode_t gp_k8s_event_parse(const char *line, size_t len, gp_k8s_event_t *ev,
+                                gp_err_t *err);
 void gp_k8s_event_clear(gp_k8s_event_t *ev);
 const char *gp_k8s_ev_name(gp_k8s_ev_type_t t);
 

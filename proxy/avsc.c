@@ -25,15 +25,14 @@ typedef struct ctx {
         const gp_extract_t *x;
         named_t *names;
         size_t n_names, cap_names;
-        char *err;
-        size_t errlen;
+        gp_err_t *err;
 } ctx_t;
 
 __attribute__((format(printf, 2, 3))) static int64_t fail(ctx_t *c, const char *fmt,
                                                              ...) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(c->err, c->errlen, fmt, ap);
+        gp_err_vset(c->err, GP_ERR_INVALID, fmt, ap);
         va_end(ap);
         return -1;
 }
@@ -278,16 +277,14 @@ static void reach(const gp_avro_t *av, uint32_t node, uint8_t *seen, uint32_t *l
 }
 
 /* Can the path be read in some record this schema allows? */
-static gp_avsc_rc_t check_path(const gp_avro_t *av, const gp_extract_t *x, char *err,
-                               size_t errlen) {
+static gp_errcode_t check_path(const gp_avro_t *av, const gp_extract_t *x, gp_err_t *err) {
         uint32_t nn = av->n_nodes, n = 0, m;
         uint8_t *seen = calloc(nn, 1);
         uint32_t *cur = calloc(nn, sizeof(*cur)), *next = calloc(nn, sizeof(*next));
-        gp_avsc_rc_t rc = GP_AVSC_NO_PATH;
+        gp_errcode_t rc = GP_ERR_NOT_FOUND;
         char path[GP_AVRO_MAX_PATH * GP_AVRO_MAX_NAME] = "";
         if (!seen || !cur || !next) {
-                snprintf(err, errlen, "out of memory");
-                rc = GP_AVSC_BAD;
+                rc = gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 goto out;
         }
         reach(av, av->root, seen, cur, &n);
@@ -306,7 +303,7 @@ static gp_avsc_rc_t check_path(const gp_avro_t *av, const gp_extract_t *x, char 
                                       &m);
                 }
                 if (m == 0) {
-                        snprintf(err, errlen, "the schema has no field %s", path);
+                        gp_err_set(err, GP_ERR_NOT_FOUND, "the schema has no field %s", path);
                         goto out;
                 }
                 uint32_t *t = cur;
@@ -317,10 +314,11 @@ static gp_avsc_rc_t check_path(const gp_avro_t *av, const gp_extract_t *x, char 
         for (uint32_t i = 0; i < n; i++) {
                 uint8_t t = av->nodes[cur[i]].type;
                 if (t == GP_AV_INT || t == GP_AV_LONG || t == GP_AV_STRING)
-                        rc = GP_AVSC_OK;
+                        rc = GP_OK;
         }
-        if (rc != GP_AVSC_OK)
-                snprintf(err, errlen, "the field %s is not an int, long or string", path);
+        if (rc != GP_OK)
+                gp_err_set(err, GP_ERR_NOT_FOUND, "the field %s is not an int, long or string",
+                           path);
 out:
         free(seen);
         free(cur);
@@ -328,21 +326,21 @@ out:
         return rc;
 }
 
-gp_avsc_rc_t gp_avsc_compile(const char *json, size_t len, const gp_extract_t *x,
-                             gp_avro_t *out, char *err, size_t errlen) {
-        ctx_t c = {.av = out, .x = x, .err = err, .errlen = errlen};
-        gp_avsc_rc_t rc = GP_AVSC_BAD;
+gp_errcode_t gp_avsc_compile(const char *json, size_t len, const gp_extract_t *x,
+                             gp_avro_t *out, gp_err_t *err) {
+        ctx_t c = {.av = out, .x = x, .err = err};
+        gp_errcode_t rc = GP_ERR_INVALID;
         memset(out, 0, sizeof(*out));
         out->path_len = x->avro_n;
         if (x->kind != GP_ET_AVRO || x->avro_n < 1) {
-                snprintf(err, errlen, "the event time is not avro:PATH");
-                return GP_AVSC_BAD;
+                gp_err_set(err, GP_ERR_INVALID, "the event time is not avro:PATH");
+                return GP_ERR_INVALID;
         }
         const char *end = NULL;
         cJSON *j = cJSON_ParseWithLengthOpts(json, len, &end, 0);
         if (!j) {
-                snprintf(err, errlen, "the schema is not JSON");
-                return GP_AVSC_BAD;
+                gp_err_set(err, GP_ERR_INVALID, "the schema is not JSON");
+                return GP_ERR_INVALID;
         }
         /* cJSON stops after the first value: anything but blanks after it
          * (a second document, a NUL) makes the text not one schema. */
@@ -351,19 +349,20 @@ gp_avsc_rc_t gp_avsc_compile(const char *json, size_t len, const gp_extract_t *x
                 end++;
         if (end != json + len) {
                 cJSON_Delete(j);
-                snprintf(err, errlen, "the schema is not JSON (data after the schema)");
-                return GP_AVSC_BAD;
+                gp_err_set(err, GP_ERR_INVALID,
+                           "the schema is not JSON (data after the schema)");
+                return GP_ERR_INVALID;
         }
         int64_t root = parse(&c, j, NULL, 0);
         if (root >= 0) {
                 out->root = (uint32_t)root;
-                rc = check_path(out, x, err, errlen);
+                rc = check_path(out, x, err);
         }
         cJSON_Delete(j);
         for (size_t i = 0; i < c.n_names; i++)
                 free(c.names[i].full);
         free(c.names);
-        if (rc != GP_AVSC_OK)
+        if (rc != GP_OK)
                 gp_avro_free(out);
         return rc;
 }

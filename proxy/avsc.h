@@ -13,17 +13,14 @@
 #include <stddef.h>
 
 #include "gate/avro.h"
+#include "gate/error.h"
 #include "gate/extract.h"
 
-typedef enum {
-        GP_AVSC_OK = 0,
-        GP_AVSC_BAD = -1,     /* not a valid schema */
-        GP_AVSC_NO_PATH = -2, /* valid, but the path leads nowhere readable */
-} gp_avsc_rc_t;
-
 /* Compiles json[0..len) for x's avro path into *out (freed with
- * gp_avro_free, also on error). The reason in err on failure. */
-gp_avsc_rc_t gp_avsc_compile(const char *json, size_t len, const gp_extract_t *x,
-                             gp_avro_t *out, char *err, size_t errlen);
+ * gp_avro_free, also on error). GP_OK; GP_ERR_INVALID: not a valid
+ * schema; GP_ERR_NOT_FOUND: valid, but the path leads nowhere readable;
+ * the reason in err. */
+gp_errcode_t gp_avsc_compile(const char *json, size_t len, const gp_extract_t *x,
+                             gp_avro_t *out, gp_err_t *err);
 
 #endif

@@ -229,16 +229,17 @@ static const char *liveness(const gp_cm_t *cm, char *buf, size_t len) {
 
 /* Loads and parses the map; prints why not and returns NULL. */
 static gp_cm_t *load(const char *cmd, gp_ctl_t *ctl, gp_control_t *c) {
-        char err[600];
-        gp_cm_t *cm = gp_ctl_load(ctl, err, sizeof(err));
+        gp_err_t err;
+        char why[600];
+        gp_cm_t *cm = gp_ctl_load(ctl, &err);
         size_t n;
         if (!cm) {
-                fprintf(stderr, "gate-proxy %s: %s\n", cmd, err);
+                fprintf(stderr, "gate-proxy %s: %s\n", cmd, err.msg);
                 return NULL;
         }
         const gp_kv_t *kv = gp_cm_data(cm, &n);
-        if (c && gp_control_parse(c, kv, n, err, sizeof(err))) {
-                fprintf(stderr, "gate-proxy %s: %s: %s\n", cmd, gp_ctl_describe(ctl), err);
+        if (c && gp_control_parse(c, kv, n, why, sizeof(why))) {
+                fprintf(stderr, "gate-proxy %s: %s: %s\n", cmd, gp_ctl_describe(ctl), why);
                 gp_cm_destroy(cm);
                 return NULL;
         }
@@ -263,11 +264,10 @@ static int load_control(const char *cmd, gp_ctl_t *ctl, gp_control_t *c, char *r
 
 /* The proxy's watermark and liveness as the map shows them. */
 static void proxy_view(gp_ctl_t *ctl, int64_t *wm, char *live, size_t len) {
-        char err[600];
         const char *why;
         *wm = GP_TS_NONE;
         live[0] = '\0';
-        gp_cm_t *cm = gp_ctl_load(ctl, err, sizeof(err));
+        gp_cm_t *cm = gp_ctl_load(ctl, NULL);
         if (!cm)
                 return;
         const char *w = gp_cm_get(cm, GP_KEY_WATERMARK);
@@ -282,34 +282,34 @@ static void proxy_view(gp_ctl_t *ctl, int64_t *wm, char *live, size_t len) {
  * 0 written, AGAIN (the map moved: read and decide again), 1 failed. */
 static int update(const char *cmd, gp_ctl_t *ctl, const char *rv, const gp_kv_t *kv, size_t n,
                   int attempt) {
-        char err[700];
-        int rc = gp_ctl_write(ctl, gp_ctl_cli_cas(ctl) ? rv : NULL, kv, n, err, sizeof(err));
-        if (rc == GP_CTL_OK)
+        gp_err_t err;
+        gp_errcode_t rc = gp_ctl_write(ctl, gp_ctl_cli_cas(ctl) ? rv : NULL, kv, n, &err);
+        if (rc == GP_OK)
                 return 0;
-        if (rc == GP_CTL_CONFLICT && attempt + 1 < CLI_ATTEMPTS)
+        if (rc == GP_ERR_CONFLICT && attempt + 1 < CLI_ATTEMPTS)
                 return AGAIN;
-        if (rc == GP_CTL_CONFLICT)
+        if (rc == GP_ERR_CONFLICT)
                 fprintf(stderr, "gate-proxy %s: %s: the map kept changing (%d attempts): %s\n",
-                        cmd, gp_ctl_describe(ctl), CLI_ATTEMPTS, err);
+                        cmd, gp_ctl_describe(ctl), CLI_ATTEMPTS, err.msg);
         else
-                fprintf(stderr, "gate-proxy %s: %s\n", cmd, err);
+                fprintf(stderr, "gate-proxy %s: %s\n", cmd, err.msg);
         return 1;
 }
 
 int gp_cli_ctl_init(gp_ctl_t *ctl, gp_colour_t active, int force) {
-        char err[700];
+        gp_err_t err;
         gp_kv_t kv[] = {{GP_KEY_ACTIVE, gp_colour_upper(active)},
                         {GP_KEY_STAGE, "RUNNING"},
                         {GP_KEY_FIRST, "true"},
                         {GP_KEY_DELAY, "0"}};
-        int rc = gp_ctl_create(ctl, kv, 4, force, err, sizeof(err));
-        if (rc == GP_CTL_CONFLICT) {
+        gp_errcode_t rc = gp_ctl_create(ctl, kv, 4, force, &err);
+        if (rc == GP_ERR_CONFLICT) {
                 fprintf(stderr, "gate-proxy init: %s exists; use --force to overwrite it\n",
                         gp_ctl_describe(ctl));
                 return 1;
         }
-        if (rc != GP_CTL_OK) {
-                fprintf(stderr, "gate-proxy init: %s\n", err);
+        if (rc != GP_OK) {
+                fprintf(stderr, "gate-proxy init: %s\n", err.msg);
                 return 1;
         }
         printf("%s: first deployment, every record goes to %s\n", gp_ctl_describe(ctl),
@@ -399,8 +399,8 @@ int gp_cli_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
         int64_t end = gp_mono_ms() + timeout_ms;
         char last[512] = "";
         while (gp_mono_ms() < end) {
-                char err[600];
-                gp_cm_t *cm = gp_ctl_load(ctl, err, sizeof(err));
+                gp_err_t err;
+                gp_cm_t *cm = gp_ctl_load(ctl, &err);
                 if (cm) {
                         const char *stage = get(cm, GP_KEY_STAGE);
                         char line[512];
@@ -633,7 +633,7 @@ static void on_signal(int sig) {
 
 static int cmd_run(int argc, char **argv) {
         gp_conf_t conf;
-        char err[1024];
+        gp_err_t err;
         const char *file = NULL;
         int code = GP_EXIT_USAGE;
 
@@ -659,23 +659,23 @@ static int cmd_run(int argc, char **argv) {
                                         "from configs/gate-proxy.conf.example; gate-proxy "
                                         "--list-config lists every key)");
         }
-        if (file && gp_conf_load_file(&conf, file, err, sizeof(err)))
+        if (file && gp_conf_load_file(&conf, file, &err))
                 goto fail;
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "-X"))
                         continue;
                 char *kv = argv[++i], *eq = strchr(kv, '=');
                 if (!eq) {
-                        snprintf(err, sizeof(err), "-X: %s: expected key=value", kv);
+                        gp_err_set(&err, GP_ERR_INVALID, "-X: %s: expected key=value", kv);
                         goto fail;
                 }
                 *eq = '\0';
-                int rc = gp_conf_set(&conf, kv, eq + 1, "-X", err, sizeof(err));
+                int rc = gp_conf_set(&conf, kv, eq + 1, "-X", &err);
                 *eq = '=';
                 if (rc)
                         goto fail;
         }
-        if (gp_conf_finalize(&conf, err, sizeof(err)))
+        if (gp_conf_finalize(&conf, &err))
                 goto fail;
         gp_log_set_level(conf.log_level);
         gp_log_set_format(!strcmp(conf.log_format, "json"), conf.pipeline);
@@ -694,7 +694,7 @@ static int cmd_run(int argc, char **argv) {
         sigaddset(&stops, SIGINT);
         pthread_sigmask(SIG_BLOCK, &stops, &was);
         signal(SIGPIPE, SIG_IGN);
-        gp_proxy_t *p = gp_proxy_new(&conf, err, sizeof(err));
+        gp_proxy_t *p = gp_proxy_new(&conf, &err);
         if (!p) {
                 pthread_sigmask(SIG_SETMASK, &was, NULL);
                 goto fail;
@@ -711,7 +711,7 @@ static int cmd_run(int argc, char **argv) {
         gp_conf_destroy(&conf);
         return code;
 fail:
-        fprintf(stderr, "gate-proxy: %s\n", err);
+        fprintf(stderr, "gate-proxy: %s\n", err.msg);
         gp_conf_destroy(&conf);
         return GP_EXIT_USAGE;
 }
@@ -818,9 +818,9 @@ static int cmd_operator(const char *cmd, const char *usage, int argc, char **arg
 
         gp_ctl_t *ctl;
         if (k8s) {
-                char err[800];
-                if (!(ctl = gp_ctl_new_k8s(k8s, ns, kubeconfig, false, err, sizeof(err)))) {
-                        fprintf(stderr, "gate-proxy %s: %s\n", cmd, err);
+                gp_err_t err;
+                if (!(ctl = gp_ctl_new_k8s(k8s, ns, kubeconfig, false, &err))) {
+                        fprintf(stderr, "gate-proxy %s: %s\n", cmd, err.msg);
                         return 1;
                 }
         } else if (!(ctl = gp_ctl_new_file(control))) {

@@ -18,12 +18,15 @@ bool gp_client_user_set(const gp_conf_t *conf, const char *role, const char *key
         return false;
 }
 
-void gp_client_set(rd_kafka_conf_t *kc, const char *k, const char *v, char *err, size_t errlen,
+void gp_client_set(rd_kafka_conf_t *kc, const char *k, const char *v, gp_err_t *err,
                    int *bad) {
         if (*bad)
                 return;
-        if (rd_kafka_conf_set(kc, k, v, err, errlen) != RD_KAFKA_CONF_OK)
+        char why[512];
+        if (rd_kafka_conf_set(kc, k, v, why, sizeof why) != RD_KAFKA_CONF_OK) {
+                gp_err_set(err, GP_ERR_INVALID, "%s", why);
                 *bad = 1;
+        }
 }
 
 long long gp_client_conf_ll(rd_kafka_conf_t *kc, const char *key) {
@@ -40,13 +43,12 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
         gp_log(l, "librdkafka %s: %s", fac, buf);
 }
 
-rd_kafka_conf_t *gp_client_conf(const gp_conf_t *conf, const char *role, char *err,
-                                size_t errlen) {
+rd_kafka_conf_t *gp_client_conf(const gp_conf_t *conf, const char *role, gp_err_t *err) {
         rd_kafka_conf_t *kc = rd_kafka_conf_new();
         int bad = 0;
         size_t rl = strlen(role);
         if (!kc) {
-                snprintf(err, errlen, "out of memory");
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
         for (const gp_kafka_default_t *d = gp_bounded_defaults; d->key && !bad; d++) {
@@ -55,7 +57,7 @@ rd_kafka_conf_t *gp_client_conf(const gp_conf_t *conf, const char *role, char *e
                     (!strcmp(d->key, "fetch.max.bytes") &&
                      gp_client_user_set(conf, role, "message.max.bytes")))
                         continue;
-                gp_client_set(kc, d->key, d->value, err, errlen, &bad);
+                gp_client_set(kc, d->key, d->value, err, &bad);
         }
         for (int i = 0; i < conf->n_kafka && !bad; i++) {
                 const char *k = conf->kafka[i].key;
@@ -64,15 +66,21 @@ rd_kafka_conf_t *gp_client_conf(const gp_conf_t *conf, const char *role, char *e
                                 continue;
                         k += rl + 1;
                 }
-                gp_client_set(kc, k, conf->kafka[i].value, err, errlen, &bad);
+                gp_client_set(kc, k, conf->kafka[i].value, err, &bad);
         }
         if (bad) {
-                char tmp[512];
-                snprintf(tmp, sizeof(tmp), "kafka.*: %s", err);
-                snprintf(err, errlen, "%s", tmp);
+                gp_err_prefix(err, "kafka.*");
                 rd_kafka_conf_destroy(kc);
                 return NULL;
         }
         rd_kafka_conf_set_log_cb(kc, log_cb);
         return kc;
+}
+
+rd_kafka_t *gp_client_new(rd_kafka_type_t type, rd_kafka_conf_t *kc, gp_err_t *err) {
+        char why[512];
+        rd_kafka_t *rk = rd_kafka_new(type, kc, why, sizeof why);
+        if (!rk)
+                gp_err_set(err, GP_ERR_KAFKA, "%s", why);
+        return rk;
 }

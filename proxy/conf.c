@@ -46,14 +46,23 @@ static char *xstrdup(const char *s) {
         return xstrndup(s, strlen(s));
 }
 
-__attribute__((format(printf, 3, 4))) static int seterr(char *err, size_t errlen,
-                                                         const char *fmt, ...) {
+__attribute__((format(printf, 3, 4))) static int seterr(char *why, size_t whylen,
+                                                        const char *fmt, ...) {
         va_list ap;
-        if (err && errlen > 0) {
+        if (why && whylen > 0) {
                 va_start(ap, fmt);
-                vsnprintf(err, errlen, fmt, ap);
+                vsnprintf(why, whylen, fmt, ap);
                 va_end(ap);
         }
+        return -1;
+}
+
+/* A setting that cannot be used: GP_ERR_INVALID, "where: key: reason". */
+__attribute__((format(printf, 2, 3))) static int bad(gp_err_t *err, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        gp_err_vset(err, GP_ERR_INVALID, fmt, ap);
+        va_end(ap);
         return -1;
 }
 
@@ -1033,28 +1042,28 @@ static const char *suggest(const char *key) {
         return best;
 }
 
-static int set_kafka(gp_conf_t *conf, const char *key, const char *value,
-                     const char *origin, char *err, size_t errlen) {
+static int set_kafka(gp_conf_t *conf, const char *key, const char *value, const char *origin,
+                     gp_err_t *err) {
         const char *kname = key + KAFKA_PREFIX_LEN;
         const char *reason;
         char b[80];
         if (*kname == '\0')
-                return seterr(err, errlen,
-                              "%s: %s: expected a librdkafka property after kafka., e.g. "
-                              "kafka.bootstrap.servers",
-                              origin, key);
+                return bad(err,
+                           "%s: %s: expected a librdkafka property after kafka., e.g. "
+                           "kafka.bootstrap.servers",
+                           origin, key);
         /* kafka.producer.X and kafka.consumer.X are X for one client. */
         const char *bare = kname;
         if (!strncmp(bare, "producer.", 9) || !strncmp(bare, "consumer.", 9))
                 bare += 9;
         if ((reason = find_reserved(bare)))
-                return seterr(err, errlen, "%s: %s: %s", origin, key, reason);
+                return bad(err, "%s: %s: %s", origin, key, reason);
         for (const char *p = kname; *p; p++)
                 if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
-                        return seterr(err, errlen,
-                                      "%s: %s: expected a librdkafka property name "
-                                      "(printable, no spaces)",
-                                      origin, shown(key, strlen(key), b, sizeof b));
+                        return bad(err,
+                                   "%s: %s: expected a librdkafka property name "
+                                   "(printable, no spaces)",
+                                   origin, shown(key, strlen(key), b, sizeof b));
         /* librdkafka's own check, here, so its refusal names the line. */
         rd_kafka_conf_t *probe = rd_kafka_conf_new();
         char why[512];
@@ -1063,7 +1072,7 @@ static int set_kafka(gp_conf_t *conf, const char *key, const char *value,
         rd_kafka_conf_res_t res = rd_kafka_conf_set(probe, bare, value, why, sizeof why);
         rd_kafka_conf_destroy(probe);
         if (res != RD_KAFKA_CONF_OK)
-                return seterr(err, errlen, "%s: %s: %s", origin, key, why);
+                return bad(err, "%s: %s: %s", origin, key, why);
         for (int i = 0; i < conf->n_kafka; i++) {
                 gp_conf_kv_t *kv = &conf->kafka[i];
                 if (strcmp(kv->key, kname) != 0)
@@ -1087,37 +1096,37 @@ static int set_kafka(gp_conf_t *conf, const char *key, const char *value,
 }
 
 int gp_conf_set(gp_conf_t *conf, const char *key, const char *value, const char *origin,
-                char *err, size_t errlen) {
+                gp_err_t *err) {
         const prop_t *p;
         char why[512], b[80];
         if (!origin)
                 origin = "-X";
         if (!key || !value)
-                return seterr(err, errlen, "%s: expected key=value", origin);
+                return bad(err, "%s: expected key=value", origin);
         if (strncmp(key, KAFKA_PREFIX, KAFKA_PREFIX_LEN) == 0)
-                return set_kafka(conf, key, value, origin, err, errlen);
+                return set_kafka(conf, key, value, origin, err);
         p = find_prop(key);
         if (!p) {
                 const char *near = suggest(key);
                 const char *k = shown(key, strlen(key), b, sizeof b);
                 if (near)
-                        return seterr(err, errlen, "%s: %s: unknown key; did you mean %s?",
-                                      origin, k, near);
+                        return bad(err, "%s: %s: unknown key; did you mean %s?", origin, k,
+                                   near);
                 if (strncmp(key, "gate.", 5) != 0 && strncmp(key, "control.", 8) != 0 &&
                     strncmp(key, "log.", 4) != 0 &&
                     strncmp(key, "schema.registry.", 16) != 0)
-                        return seterr(err, errlen,
-                                      "%s: %s: unknown key (librdkafka properties are "
-                                      "written kafka.<property>)",
-                                      origin, k);
-                return seterr(err, errlen,
-                              "%s: %s: unknown key; gate-proxy --list-config lists every key",
-                              origin, k);
+                        return bad(err,
+                                   "%s: %s: unknown key (librdkafka properties are "
+                                   "written kafka.<property>)",
+                                   origin, k);
+                return bad(err,
+                           "%s: %s: unknown key; gate-proxy --list-config lists every key",
+                           origin, k);
         }
         if (prop_set(conf, p, value, why, sizeof why) != 0) {
                 bool quoted = value[0] == '"' || value[0] == '\'';
-                return seterr(err, errlen, "%s: %s: %s%s", origin, key, why,
-                              quoted ? " (write values without quotes)" : "");
+                return bad(err, "%s: %s: %s%s", origin, key, why,
+                           quoted ? " (write values without quotes)" : "");
         }
         if (!conf->prop_origin && !(conf->prop_origin = calloc(N_PROPS, sizeof(char *))))
                 abort();
@@ -1138,7 +1147,7 @@ static const char *where(const gp_conf_t *conf, const char *key, char *buf, size
 /* Files                                                               */
 
 int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size_t len,
-                        char *err, size_t errlen) {
+                        gp_err_t *err) {
         char line[GP_CONF_MAX_LINE + 1];
         char origin[600], b[80];
         size_t pos = 0;
@@ -1146,8 +1155,8 @@ int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size
         if (!name)
                 name = "(buffer)";
         if (len > GP_CONF_MAX_FILE)
-                return seterr(err, errlen, "%s: file is larger than 1 MiB (%d bytes)", name,
-                              GP_CONF_MAX_FILE);
+                return bad(err, "%s: file is larger than 1 MiB (%d bytes)", name,
+                           GP_CONF_MAX_FILE);
         if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) /* UTF-8 byte order mark */
                 pos = 3;
         while (pos < len) {
@@ -1158,10 +1167,10 @@ int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size
                 lineno++;
                 snprintf(origin, sizeof origin, "%s:%lu", name, lineno);
                 if (n > GP_CONF_MAX_LINE)
-                        return seterr(err, errlen, "%s: line is longer than %d bytes", origin,
-                                      GP_CONF_MAX_LINE);
+                        return bad(err, "%s: line is longer than %d bytes", origin,
+                                   GP_CONF_MAX_LINE);
                 if (memchr(start, '\0', n))
-                        return seterr(err, errlen, "%s: line contains a NUL byte", origin);
+                        return bad(err, "%s: line contains a NUL byte", origin);
                 memcpy(line, start, n);
                 line[n] = '\0';
 
@@ -1178,25 +1187,25 @@ int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size
                 while (ke && ke > s && is_space(ke[-1]))
                         ke--;
                 if (!eq || ke == s)
-                        return seterr(err, errlen, "%s: %s: expected key=value", origin,
-                                      shown(s, (size_t)(e - s), b, sizeof b));
+                        return bad(err, "%s: %s: expected key=value", origin,
+                                   shown(s, (size_t)(e - s), b, sizeof b));
                 *ke = '\0';
                 char *v = eq + 1;
                 while (*v && is_space(*v))
                         v++;
-                if (gp_conf_set(conf, s, v, origin, err, errlen) != 0)
+                if (gp_conf_set(conf, s, v, origin, err) != 0)
                         return -1;
         }
         return 0;
 }
 
-int gp_conf_load_file(gp_conf_t *conf, const char *path, char *err, size_t errlen) {
+int gp_conf_load_file(gp_conf_t *conf, const char *path, gp_err_t *err) {
         FILE *f = fopen(path, "rb");
         char *buf;
         size_t n;
         int rc;
         if (!f)
-                return seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+                return bad(err, "%s: cannot open: %s", path, strerror(errno));
         /* One byte more than allowed tells a file that is too big. */
         buf = malloc((size_t)GP_CONF_MAX_FILE + 1);
         if (!buf)
@@ -1206,10 +1215,10 @@ int gp_conf_load_file(gp_conf_t *conf, const char *path, char *err, size_t errle
                 int e = errno;
                 fclose(f);
                 free(buf);
-                return seterr(err, errlen, "%s: cannot read: %s", path, strerror(e));
+                return bad(err, "%s: cannot read: %s", path, strerror(e));
         }
         fclose(f);
-        rc = gp_conf_load_buffer(conf, path, buf, n, err, errlen);
+        rc = gp_conf_load_buffer(conf, path, buf, n, err);
         free(buf);
         return rc;
 }
@@ -1311,13 +1320,14 @@ fail:
 
 /* Replaces {pipeline} in *slot, and checks the result's length. */
 static int expand_pipeline(gp_conf_t *conf, char **slot, const char *key, size_t max,
-                           char *err, size_t errlen) {
+                           gp_err_t *err) {
         char buf[1024];
         if (gp_conf_topic_name(conf, *slot, NULL, buf, sizeof buf) != 0 ||
             strlen(buf) > max)
-                return seterr(err, errlen, "%s: longer than %zu characters once {pipeline} "
-                                           "is replaced",
-                              key, max);
+                return bad(err,
+                           "%s: longer than %zu characters once {pipeline} "
+                           "is replaced",
+                           key, max);
         free(*slot);
         *slot = xstrdup(buf);
         return 0;
@@ -1330,7 +1340,7 @@ typedef struct {
 /* The colour topics of every source topic: valid, distinct from each
  * other, from the source topics and from the dead-letter topic. A clash
  * would route a record back into a source or mix the two jobs' inputs. */
-static int check_colour_names(const gp_conf_t *conf, char *err, size_t errlen) {
+static int check_colour_names(const gp_conf_t *conf, gp_err_t *err) {
         static const char *const keys[2] = {"gate.topic.blue", "gate.topic.green"};
         static const char *const colours[2] = {"blue", "green"};
         const char *tmpls[2] = {conf->topic_blue, conf->topic_green};
@@ -1344,15 +1354,14 @@ static int check_colour_names(const gp_conf_t *conf, char *err, size_t errlen) {
                         if (gp_conf_topic_name(conf, tmpls[c], conf->topics[i], big,
                                                sizeof big) != 0 ||
                             strlen(big) > TOPIC_MAX) {
-                                seterr(err, errlen,
-                                       "%s: the name for topic %s is longer than %d "
-                                       "characters",
-                                       keys[c], conf->topics[i], TOPIC_MAX);
+                                bad(err,
+                                    "%s: the name for topic %s is longer than %d "
+                                    "characters",
+                                    keys[c], conf->topics[i], TOPIC_MAX);
                                 goto out;
                         }
                         if (!topic_name_ok(big, strlen(big))) {
-                                seterr(err, errlen, "%s: \"%s\" is not a valid topic name",
-                                       keys[c], big);
+                                bad(err, "%s: \"%s\" is not a valid topic name", keys[c], big);
                                 goto out;
                         }
                         memcpy(names[c * n + i].name, big, strlen(big) + 1);
@@ -1363,24 +1372,21 @@ static int check_colour_names(const gp_conf_t *conf, char *err, size_t errlen) {
                 int ca = a / n, ia = a % n;
                 for (int j = 0; j < n; j++) {
                         if (strcmp(name, conf->topics[j]) == 0) {
-                                seterr(err, errlen,
-                                       "%s: \"%s\" (for %s) is also a source topic", keys[ca],
-                                       name, conf->topics[ia]);
+                                bad(err, "%s: \"%s\" (for %s) is also a source topic",
+                                    keys[ca], name, conf->topics[ia]);
                                 goto out;
                         }
                 }
                 if (strcmp(name, conf->dlq_topic) == 0) {
-                        seterr(err, errlen,
-                               "gate.dlq.topic: \"%s\" is also the %s topic of %s", name,
-                               colours[ca], conf->topics[ia]);
+                        bad(err, "gate.dlq.topic: \"%s\" is also the %s topic of %s", name,
+                            colours[ca], conf->topics[ia]);
                         goto out;
                 }
                 for (int b = 0; b < a; b++) {
                         if (strcmp(name, names[b].name) == 0) {
-                                seterr(err, errlen,
-                                       "%s: \"%s\" (for %s) is also the %s topic of %s",
-                                       keys[ca], name, conf->topics[ia], colours[b / n],
-                                       conf->topics[b % n]);
+                                bad(err, "%s: \"%s\" (for %s) is also the %s topic of %s",
+                                    keys[ca], name, conf->topics[ia], colours[b / n],
+                                    conf->topics[b % n]);
                                 goto out;
                         }
                 }
@@ -1391,7 +1397,7 @@ out:
         return rc;
 }
 
-int gp_conf_finalize(gp_conf_t *conf, char *err, size_t errlen) {
+int gp_conf_finalize(gp_conf_t *conf, gp_err_t *err) {
         char why[512];
         const gp_conf_kv_t *servers = NULL;
 
@@ -1400,8 +1406,8 @@ int gp_conf_finalize(gp_conf_t *conf, char *err, size_t errlen) {
                 if (!strncmp(k, "producer.", 9) || !strncmp(k, "consumer.", 9))
                         k += 9;
                 if ((reason = find_reserved(k)))
-                        return seterr(err, errlen, "%s: kafka.%s: %s", conf->kafka[i].origin,
-                                      conf->kafka[i].key, reason);
+                        return bad(err, "%s: kafka.%s: %s", conf->kafka[i].origin,
+                                   conf->kafka[i].key, reason);
                 if (strcmp(conf->kafka[i].key, "bootstrap.servers") == 0 ||
                     strcmp(conf->kafka[i].key, "metadata.broker.list") == 0)
                         servers = &conf->kafka[i];
@@ -1429,106 +1435,102 @@ int gp_conf_finalize(gp_conf_t *conf, char *err, size_t errlen) {
                 n_missing++;
         }
         if (n_missing)
-                return seterr(err, errlen, "%s not set; for example:\n%s",
-                              n_missing == 1 ? "a required key is" : "required keys are",
-                              missing);
+                return bad(err, "%s not set; for example:\n%s",
+                           n_missing == 1 ? "a required key is" : "required keys are",
+                           missing);
 
         /* Values may have been assigned directly, not through
          * gp_conf_set: check the ones later code relies on again. */
         if (!conf->topic_blue || !conf->topic_green || !conf->dlq_topic ||
             !conf->transactional_id || !conf->group_id)
-                return seterr(err, errlen, "gp_conf_finalize: conf was not initialised");
+                return bad(err, "gp_conf_finalize: conf was not initialised");
         if (check_pipeline(conf->pipeline, why, sizeof why) != 0)
-                return seterr(err, errlen, "gate.pipeline: %s", why);
+                return bad(err, "gate.pipeline: %s", why);
         if (check_colour_template(conf->topic_blue, why, sizeof why) != 0)
-                return seterr(err, errlen, "gate.topic.blue: %s", why);
+                return bad(err, "gate.topic.blue: %s", why);
         if (check_colour_template(conf->topic_green, why, sizeof why) != 0)
-                return seterr(err, errlen, "gate.topic.green: %s", why);
+                return bad(err, "gate.topic.green: %s", why);
         if (strcmp(conf->topic_blue, conf->topic_green) == 0)
-                return seterr(err, errlen,
-                              "gate.topic.green: same as gate.topic.blue (\"%s\"); blue and "
-                              "green need different topics",
-                              conf->topic_green);
+                return bad(err,
+                           "gate.topic.green: same as gate.topic.blue (\"%s\"); blue and "
+                           "green need different topics",
+                           conf->topic_green);
         if (check_dlq_template(conf->dlq_topic, why, sizeof why) != 0)
-                return seterr(err, errlen, "gate.dlq.topic: %s", why);
+                return bad(err, "gate.dlq.topic: %s", why);
 
         /* Exactly one control backend. */
         if (!conf->control_file && !conf->k8s_configmap)
-                return seterr(err, errlen,
-                              "control.file or control.k8s.configmap: one is required (e.g. "
-                              "control.file=/var/lib/gate-proxy/bluegreen.json, or "
-                              "control.k8s.configmap=orders-bluegreen-configmap)");
+                return bad(err, "control.file or control.k8s.configmap: one is required (e.g. "
+                                "control.file=/var/lib/gate-proxy/bluegreen.json, or "
+                                "control.k8s.configmap=orders-bluegreen-configmap)");
         char at[620];
         if (conf->control_file && conf->k8s_configmap)
-                return seterr(err, errlen,
-                              "%scontrol.k8s.configmap: control.file is set too (%s); set "
-                              "only one of them",
-                              where(conf, "control.k8s.configmap", at, sizeof at),
-                              conf->prop_origin ? conf->prop_origin[find_prop("control.file") -
-                                                                    props]
-                                                : "");
+                return bad(err,
+                           "%scontrol.k8s.configmap: control.file is set too (%s); set "
+                           "only one of them",
+                           where(conf, "control.k8s.configmap", at, sizeof at),
+                           conf->prop_origin
+                                   ? conf->prop_origin[find_prop("control.file") - props]
+                                   : "");
         if (!conf->k8s_configmap && (conf->k8s_namespace || conf->k8s_kubeconfig)) {
                 const char *k = conf->k8s_namespace ? "control.k8s.namespace"
                                                     : "control.k8s.kubeconfig";
-                return seterr(err, errlen,
-                              "%s%s: needs control.k8s.configmap (the map is in control.file)",
-                              where(conf, k, at, sizeof at), k);
+                return bad(err,
+                           "%s%s: needs control.k8s.configmap (the map is in control.file)",
+                           where(conf, k, at, sizeof at), k);
         }
 
         /* Avro: exactly one source of schemas; the rest only with avro:. */
         bool avro = strncmp(conf->event_time, "avro:", 5) == 0;
         if (avro && !conf->avro_schema && !conf->registry_url)
-                return seterr(err, errlen,
-                              "gate.event-time: %s needs gate.avro.schema (plain Avro "
-                              "values) or schema.registry.url (Confluent wire format)",
-                              conf->event_time);
+                return bad(err,
+                           "gate.event-time: %s needs gate.avro.schema (plain Avro "
+                           "values) or schema.registry.url (Confluent wire format)",
+                           conf->event_time);
         if (avro && conf->avro_schema && conf->registry_url)
-                return seterr(err, errlen,
-                              "%sschema.registry.url: gate.avro.schema is set too; set "
-                              "gate.avro.schema for plain Avro values or "
-                              "schema.registry.url for the Confluent wire format, not both",
-                              where(conf, "schema.registry.url", at, sizeof at));
+                return bad(err,
+                           "%sschema.registry.url: gate.avro.schema is set too; set "
+                           "gate.avro.schema for plain Avro values or "
+                           "schema.registry.url for the Confluent wire format, not both",
+                           where(conf, "schema.registry.url", at, sizeof at));
         if (!avro && (conf->avro_schema || conf->registry_url))
-                return seterr(err, errlen, "%s: needs gate.event-time=avro:PATH",
-                              conf->avro_schema ? "gate.avro.schema" : "schema.registry.url");
+                return bad(err, "%s: needs gate.event-time=avro:PATH",
+                           conf->avro_schema ? "gate.avro.schema" : "schema.registry.url");
         if (!conf->registry_url &&
             (conf->registry_userinfo || conf->registry_ca || conf->registry_cert ||
              conf->registry_key))
-                return seterr(err, errlen, "%s: needs schema.registry.url",
-                              conf->registry_userinfo ? "schema.registry.basic.auth.user.info"
-                              : conf->registry_ca     ? "schema.registry.ssl.ca.location"
-                              : conf->registry_cert ? "schema.registry.ssl.certificate.location"
-                                                    : "schema.registry.ssl.key.location");
+                return bad(err, "%s: needs schema.registry.url",
+                           conf->registry_userinfo ? "schema.registry.basic.auth.user.info"
+                           : conf->registry_ca     ? "schema.registry.ssl.ca.location"
+                           : conf->registry_cert   ? "schema.registry.ssl.certificate.location"
+                                                   : "schema.registry.ssl.key.location");
         if (!conf->registry_cert != !conf->registry_key)
-                return seterr(err, errlen, "%s: needs %s too",
-                              conf->registry_cert ? "schema.registry.ssl.certificate.location"
-                                                  : "schema.registry.ssl.key.location",
-                              conf->registry_cert ? "schema.registry.ssl.key.location"
-                                                  : "schema.registry.ssl.certificate.location");
+                return bad(err, "%s: needs %s too",
+                           conf->registry_cert ? "schema.registry.ssl.certificate.location"
+                                               : "schema.registry.ssl.key.location",
+                           conf->registry_cert ? "schema.registry.ssl.key.location"
+                                               : "schema.registry.ssl.certificate.location");
 
         /* Derived values. */
         if (expand_pipeline(conf, &conf->transactional_id, "gate.transactional.id", ID_MAX,
-                            err, errlen) != 0 ||
-            expand_pipeline(conf, &conf->group_id, "gate.group.id", ID_MAX, err,
-                            errlen) != 0 ||
-            expand_pipeline(conf, &conf->dlq_topic, "gate.dlq.topic", TOPIC_MAX, err,
-                            errlen) != 0)
+                            err) != 0 ||
+            expand_pipeline(conf, &conf->group_id, "gate.group.id", ID_MAX, err) != 0 ||
+            expand_pipeline(conf, &conf->dlq_topic, "gate.dlq.topic", TOPIC_MAX, err) != 0)
                 return -1;
         if (!topic_name_ok(conf->dlq_topic, strlen(conf->dlq_topic)))
-                return seterr(err, errlen, "gate.dlq.topic: \"%s\" is not a valid topic name",
-                              conf->dlq_topic);
+                return bad(err, "gate.dlq.topic: \"%s\" is not a valid topic name",
+                           conf->dlq_topic);
         free_topics(conf);
         if (split_topics(conf->source_topics_raw, conf->topics, &conf->n_topics, why,
                          sizeof why) != 0) {
                 free_topics(conf); /* n_topics counts what was stored */
-                return seterr(err, errlen, "gate.source.topics: %s", why);
+                return bad(err, "gate.source.topics: %s", why);
         }
         for (int i = 0; i < conf->n_topics; i++)
                 if (strcmp(conf->topics[i], conf->dlq_topic) == 0)
-                        return seterr(err, errlen,
-                                      "gate.dlq.topic: \"%s\" is also a source topic",
-                                      conf->dlq_topic);
-        return check_colour_names(conf, err, errlen);
+                        return bad(err, "gate.dlq.topic: \"%s\" is also a source topic",
+                                   conf->dlq_topic);
+        return check_colour_names(conf, err);
 }
 
 /* ------------------------------------------------------------------ */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gate/error.h"
 #include "gate/timeparse.h"
 
 #define GP_CONF_MAX_TOPICS 64
@@ -110,20 +111,20 @@ void gp_conf_destroy(gp_conf_t *conf);
 
 /* Sets one key. `origin` is used in the error ("file:line" or "-X").
  * Errors: "<origin>: <key>: <reason>" in err, return -1. */
-int gp_conf_set(gp_conf_t *conf, const char *key, const char *value,
-                const char *origin, char *err, size_t errlen);
+int gp_conf_set(gp_conf_t *conf, const char *key, const char *value, const char *origin,
+                gp_err_t *err);
 
 /* Reads a key=value file: '#' comments, blank lines, whitespace around key
  * and value trimmed. First error: "path:line: key: reason", return -1.
  * A file larger than GP_CONF_MAX_FILE or a line longer than
  * GP_CONF_MAX_LINE is refused. Keys set before the error stay set. */
-int gp_conf_load_file(gp_conf_t *conf, const char *path, char *err, size_t errlen);
+int gp_conf_load_file(gp_conf_t *conf, const char *path, gp_err_t *err);
 
 /* gp_conf_load_file on bytes already in memory (buf need not be
  * NUL-terminated); `name` stands for the path in errors ("name:line").
  * Also the entry point of tests/fuzz/fuzz_conf.c. */
 int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size_t len,
-                        char *err, size_t errlen);
+                        gp_err_t *err);
 
 /* Cross-field checks and derived values (required keys present, templates
  * contain {topic}, defaults that depend on gate.pipeline, topics split,
@@ -131,7 +132,7 @@ int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size
  * "<key>: <reason>" in err, return -1. Afterwards transactional_id,
  * group_id and dlq_topic are plain names ({pipeline} expanded); topic_blue
  * and topic_green stay templates for gp_conf_topic_name. */
-int gp_conf_finalize(gp_conf_t *conf, char *err, size_t errlen);
+int gp_conf_finalize(gp_conf_t *conf, gp_err_t *err);
 
 /* Expands a topic template ({topic}, {pipeline}) into buf. 0 on success;
  * -1 if it does not fit in len bytes, or a placeholder has no value

@@ -13,36 +13,31 @@
 
 #include <stdbool.h>
 
+#include "gate/error.h"
 #include "gate/control.h"
 #include "k8s/configmap.h"
 
 typedef struct gp_ctl gp_ctl_t;
 
-enum {
-        GP_CTL_OK = 0,
-        GP_CTL_ERR = -1,
-        GP_CTL_CONFLICT = 1, /* resourceVersion moved (backend write) */
-        GP_CTL_DROPPED = 2,  /* not written: the map moved to another transition */
-        GP_CTL_INVALID = 3,  /* not written: the map is missing or invalid (gp_ctl_error) */
-};
-
 /* A backend: read the current document; write a patch (value NULL removes
  * the key) if the document's resourceVersion is still expected_rv (NULL:
- * no precondition). */
+ * no precondition). Each returns GP_OK or its error (gate/error.h):
+ * GP_ERR_CONFLICT when the resourceVersion moved (or on create: it
+ * exists), GP_ERR_NOT_FOUND when the map is absent, GP_ERR_TRANSPORT
+ * when the API server did not answer. */
 typedef struct gp_ctl_ops {
-        /* GP_CTL_OK with *out (caller destroys) and *changed; with
+        /* GP_OK with *out (caller destroys) and *changed; with
          * changed false *out may be NULL. force: read even if unchanged. */
-        int (*read)(void *be, bool force, gp_cm_t **out, bool *changed, char *err,
-                    size_t errlen);
-        int (*write)(void *be, const char *expected_rv, const gp_kv_t *patch, size_t n,
-                     char *err, size_t errlen);
+        gp_errcode_t (*read)(void *be, bool force, gp_cm_t **out, bool *changed,
+                             gp_err_t *err);
+        gp_errcode_t (*write)(void *be, const char *expected_rv, const gp_kv_t *patch,
+                              size_t n, gp_err_t *err);
         void (*destroy)(void *be);
         const char *(*describe)(void *be);
         /* Creates the document with exactly these data; replace: also when
-         * it exists (other keys are dropped). GP_CTL_OK, GP_CTL_CONFLICT
-         * (it exists) or GP_CTL_ERR. */
-        int (*create)(void *be, const gp_kv_t *data, size_t n, bool replace, char *err,
-                      size_t errlen);
+         * it exists (other keys are dropped). */
+        gp_errcode_t (*create)(void *be, const gp_kv_t *data, size_t n, bool replace,
+                               gp_err_t *err);
         /* The CLI writes with the resourceVersion it read as the
          * precondition, and reads and decides again on a conflict (the
          * API server); false: it writes without one (the file, whose
@@ -62,11 +57,11 @@ gp_ctl_t *gp_ctl_new_file(const char *path);
  * without it every read is a GET (the CLI). NULL with the reason in err:
  * a bad kubeconfig or name, never the network. */
 gp_ctl_t *gp_ctl_new_k8s(const char *name, const char *ns, const char *kubeconfig, bool watch,
-                         char *err, size_t errlen);
+                         gp_err_t *err);
 /* The proxy's map as conf names it (control.k8s.* with a watch, or
  * control.file). NULL with err. */
 struct gp_conf;
-gp_ctl_t *gp_ctl_new_conf(const struct gp_conf *conf, char *err, size_t errlen);
+gp_ctl_t *gp_ctl_new_conf(const struct gp_conf *conf, gp_err_t *err);
 void gp_ctl_destroy(gp_ctl_t *c);
 const char *gp_ctl_describe(const gp_ctl_t *c);
 
@@ -82,28 +77,29 @@ const char *gp_ctl_error(const gp_ctl_t *c);
 const gp_cm_t *gp_ctl_document(const gp_ctl_t *c);
 
 /* Writes patch. base NULL: unconditional (status keys). Otherwise the
- * write is dropped (GP_CTL_DROPPED) if the map no longer describes the
- * transition base described. GP_CTL_OK, GP_CTL_DROPPED, GP_CTL_INVALID (the
- * map is missing or invalid now: gp_ctl_error says why) or GP_CTL_ERR. */
-int gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n, const gp_control_t *base,
-                 char *err, size_t errlen);
+ * write is dropped (GP_ERR_DROPPED) if the map no longer describes the
+ * transition base described. GP_OK, GP_ERR_DROPPED, GP_ERR_INVALID (the
+ * map is missing or invalid now), GP_ERR_CONFLICT (still after 8 reads)
+ * or the backend's error. */
+gp_errcode_t gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n,
+                          const gp_control_t *base, gp_err_t *err);
 
 /* For the CLI, which decides for itself: the document as it is now
  * (caller destroys; NULL with err); a backend write as is (no re-read, no
- * transition check): GP_CTL_OK, GP_CTL_CONFLICT or GP_CTL_ERR; the
+ * transition check): GP_OK, GP_ERR_CONFLICT or another error; the
  * backend's create; whether its writes take a precondition (cli_cas). */
-gp_cm_t *gp_ctl_load(gp_ctl_t *c, char *err, size_t errlen);
-int gp_ctl_write(gp_ctl_t *c, const char *expected_rv, const gp_kv_t *patch, size_t n,
-                 char *err, size_t errlen);
-int gp_ctl_create(gp_ctl_t *c, const gp_kv_t *data, size_t n, bool replace, char *err,
-                  size_t errlen);
+gp_cm_t *gp_ctl_load(gp_ctl_t *c, gp_err_t *err);
+gp_errcode_t gp_ctl_write(gp_ctl_t *c, const char *expected_rv, const gp_kv_t *patch, size_t n,
+                          gp_err_t *err);
+gp_errcode_t gp_ctl_create(gp_ctl_t *c, const gp_kv_t *data, size_t n, bool replace,
+                           gp_err_t *err);
 bool gp_ctl_cli_cas(const gp_ctl_t *c);
 
 /* File helpers shared with the CLI: read a document from a file; apply a
  * patch under the file's lock (expected_rv NULL: no precondition;
  * create_name: create the ConfigMap with that name if the file is absent). */
-gp_cm_t *gp_ctlfile_load(const char *path, char *err, size_t errlen);
-int gp_ctlfile_update(const char *path, const char *expected_rv, const gp_kv_t *patch,
-                      size_t n, const char *create_name, char *err, size_t errlen);
+gp_cm_t *gp_ctlfile_load(const char *path, gp_err_t *err);
+gp_errcode_t gp_ctlfile_update(const char *path, const char *expected_rv, const gp_kv_t *patch,
+                               size_t n, const char *create_name, gp_err_t *err);
 
 #endif

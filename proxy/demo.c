@@ -231,6 +231,7 @@ int gp_demo_main(int argc, char **argv) {
 
         /* 1. An in-process Kafka with the topics. */
         char err[1024], dir[] = "/tmp/gate-proxy-demo.XXXXXX", control[128];
+        gp_err_t cerr;
         rd_kafka_conf_t *kc = rd_kafka_conf_new();
         rd_kafka_conf_set(kc, "log_level", "3", err, sizeof(err)); /* no bootstrap: fine */
         rd_kafka_t *host = rd_kafka_new(RD_KAFKA_PRODUCER, kc, err, sizeof(err));
@@ -263,11 +264,11 @@ int gp_demo_main(int argc, char **argv) {
                 {"log.level", "warn"},
         };
         for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-                if (gp_conf_set(&conf, kv[i][0], kv[i][1], "demo", err, sizeof(err)))
+                if (gp_conf_set(&conf, kv[i][0], kv[i][1], "demo", &cerr))
                         goto conf_fail;
-        if (gp_conf_finalize(&conf, err, sizeof(err)))
+        if (gp_conf_finalize(&conf, &cerr))
                 goto conf_fail;
-        runner_t r = {gp_proxy_new(&conf, err, sizeof(err)), 0};
+        runner_t r = {gp_proxy_new(&conf, &cerr), 0};
         if (!r.p)
                 goto conf_fail;
 
@@ -391,7 +392,7 @@ int gp_demo_main(int argc, char **argv) {
         }
         return rb || r.code || dup || missing || !finished || d.failed ? 1 : 0;
 conf_fail:
-        fprintf(stderr, "gate-proxy demo: %s\n", err);
+        fprintf(stderr, "gate-proxy demo: %s\n", cerr.msg);
         gp_conf_destroy(&conf);
         return 1;
 }

@@ -216,12 +216,12 @@ static void *run(void *arg) {
         return NULL;
 }
 
-gp_drain_t *gp_drain_new(const gp_conf_t *conf, char *err, size_t errlen) {
+gp_drain_t *gp_drain_new(const gp_conf_t *conf, gp_err_t *err) {
         if (!conf->drain_group_blue && !conf->drain_group_green)
                 return NULL;
         gp_drain_t *d = calloc(1, sizeof(*d));
         if (!d) {
-                snprintf(err, errlen, "out of memory");
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
         d->conf = conf;
@@ -233,20 +233,20 @@ gp_drain_t *gp_drain_new(const gp_conf_t *conf, char *err, size_t errlen) {
                 int bad = 0;
                 if (!g)
                         continue;
-                if (!(kc = gp_client_conf(conf, "consumer", err, errlen)))
+                if (!(kc = gp_client_conf(conf, "consumer", err)))
                         goto fail;
-                gp_client_set(kc, "group.id", g, err, errlen, &bad);
-                gp_client_set(kc, "enable.auto.commit", "false", err, errlen, &bad);
-                gp_client_set(kc, "isolation.level", "read_committed", err, errlen, &bad);
-                gp_client_set(kc, "enable.partition.eof", "true", err, errlen, &bad);
-                gp_client_set(kc, "fetch.wait.max.ms", "10", err, errlen, &bad);
-                if (bad || !(d->rk[c] = rd_kafka_new(RD_KAFKA_CONSUMER, kc, err, errlen))) {
+                gp_client_set(kc, "group.id", g, err, &bad);
+                gp_client_set(kc, "enable.auto.commit", "false", err, &bad);
+                gp_client_set(kc, "isolation.level", "read_committed", err, &bad);
+                gp_client_set(kc, "enable.partition.eof", "true", err, &bad);
+                gp_client_set(kc, "fetch.wait.max.ms", "10", err, &bad);
+                if (bad || !(d->rk[c] = gp_client_new(RD_KAFKA_CONSUMER, kc, err))) {
                         rd_kafka_conf_destroy(kc);
                         goto fail;
                 }
         }
         if (pthread_create(&d->thread, NULL, run, d)) {
-                snprintf(err, errlen, "drain check: cannot start its thread");
+                gp_err_set(err, GP_ERR_FAIL, "drain check: cannot start its thread");
                 goto fail;
         }
         d->started = true;

@@ -35,7 +35,7 @@ typedef struct gp_drain_target {
 
 /* The consumers and the thread; NULL (no error) when no drain group is
  * configured; NULL with err when a consumer cannot be made. */
-gp_drain_t *gp_drain_new(const gp_conf_t *conf, char *err, size_t errlen);
+gp_drain_t *gp_drain_new(const gp_conf_t *conf, gp_err_t *err);
 void gp_drain_destroy(gp_drain_t *d);
 /* Does colour c have a drain group? */
 bool gp_drain_has(const gp_drain_t *d, gp_colour_t c);

@@ -346,20 +346,21 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
         gp_warn("http: %s", msg);
 }
 
-gp_http_t *gp_http_start(const gp_conf_t *conf, gp_proxy_t *p, char *err, size_t errlen) {
+gp_http_t *gp_http_start(const gp_conf_t *conf, gp_proxy_t *p, gp_err_t *err) {
         char host[256];
         const char *colon = strrchr(conf->http_listen, ':');
         struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
         snprintf(host, sizeof host, "%.*s", (int)(colon - conf->http_listen), conf->http_listen);
         int gai = getaddrinfo(host, colon + 1, &hints, &ai);
         if (gai) {
-                snprintf(err, errlen, "http.listen: %s: %s", conf->http_listen, gai_strerror(gai));
+                gp_err_set(err, GP_ERR_FAIL, "http.listen: %s: %s", conf->http_listen,
+                           gai_strerror(gai));
                 return NULL;
         }
         gp_http_t *h = calloc(1, sizeof(*h));
         if (!h) {
                 freeaddrinfo(ai);
-                snprintf(err, errlen, "out of memory");
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
         h->p = p;
@@ -373,8 +374,10 @@ gp_http_t *gp_http_start(const gp_conf_t *conf, gp_proxy_t *p, char *err, size_t
                                 MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
         freeaddrinfo(ai);
         if (!h->d) {
-                snprintf(err, errlen, "http.listen: cannot listen on %s (in use, or not an "
-                         "address of this host)", conf->http_listen);
+                gp_err_set(err, GP_ERR_FAIL,
+                           "http.listen: cannot listen on %s (in use, or not an "
+                           "address of this host)",
+                           conf->http_listen);
                 free(h);
                 return NULL;
         }

@@ -23,7 +23,7 @@ typedef struct gp_http gp_http_t;
 
 /* Listens on conf->http_listen for p. NULL with err (a bad address, the
  * port in use). */
-gp_http_t *gp_http_start(const gp_conf_t *conf, gp_proxy_t *p, char *err, size_t errlen);
+gp_http_t *gp_http_start(const gp_conf_t *conf, gp_proxy_t *p, gp_err_t *err);
 void gp_http_stop(gp_http_t *h);
 
 #endif

@@ -131,13 +131,13 @@ struct gp_proxy {
 void gp_proxy_beat(gp_proxy_t *p);
 
 /* topics.c */
-int gp_topics_setup(gp_proxy_t *p, char *err, size_t errlen);
+gp_errcode_t gp_topics_setup(gp_proxy_t *p, gp_err_t *err);
 void gp_topics_discover(gp_proxy_t *p);
 gp_tslot_t *gp_topics_slot(gp_proxy_t *p, rd_kafka_topic_t *rkt);
 
 /* restore.c */
 int gp_assign_all(gp_proxy_t *p);
-int gp_restore(gp_proxy_t *p, const gp_control_t *ctl, char *err, size_t errlen);
+gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err);
 rd_kafka_topic_partition_list_t *gp_checkpoint_list(gp_proxy_t *p, const gp_gate_t *g);
 
 /* delivery.c: begin a window, commit it (offsets and checkpoints; on

@@ -379,7 +379,7 @@ static bool reach_brokers(gp_proxy_t *p) {
 }
 
 int gp_proxy_run(gp_proxy_t *p) {
-        char err[1024];
+        gp_err_t err;
         int code = GP_EXIT_OK;
         task_t tasks[] = {
                 {control_task, every_boundary, 0},
@@ -405,9 +405,13 @@ int gp_proxy_run(gp_proxy_t *p) {
         /* 2. Brokers, topics, transactions, checkpoint, assignment. */
         if (!reach_brokers(p))
                 return GP_EXIT_OK;
-        if (gp_topics_setup(p, err, sizeof(err))) {
-                gp_error("%s", err);
-                return GP_EXIT_TOPICS;
+        if (gp_topics_setup(p, &err)) {
+                gp_error("%s", err.msg);
+                /* A topic missing or too small; anything else (metadata
+                 * that did not come, no memory) is worth a restart. */
+                return err.code == GP_ERR_NOT_FOUND || err.code == GP_ERR_INVALID
+                               ? GP_EXIT_TOPICS
+                               : GP_EXIT_FATAL;
         }
         if (p->eos) {
                 rd_kafka_error_t *e = rd_kafka_init_transactions(p->prod, GP_KAFKA_WAIT_MS);
@@ -419,8 +423,8 @@ int gp_proxy_run(gp_proxy_t *p) {
                                                                           : GP_EXIT_FATAL;
                 }
         }
-        if (gp_restore(p, gp_ctl_current(p->ctl), err, sizeof(err))) {
-                gp_error("%s", err);
+        if (gp_restore(p, gp_ctl_current(p->ctl), &err)) {
+                gp_error("%s", err.msg);
                 return GP_EXIT_STATE;
         }
         if (gp_assign_all(p))

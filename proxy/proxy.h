@@ -78,7 +78,7 @@ size_t gp_proxy_lags(gp_proxy_t *p, gp_lag_t *out, size_t max);
 void gp_proxy_map_writes(gp_proxy_t *p, uint64_t out[4]);
 
 /* Takes a finalized conf (borrowed for the proxy's life). NULL with err. */
-gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen);
+gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err);
 /* Runs until stopped or a fatal error; returns a GP_EXIT_* code. */
 int gp_proxy_run(gp_proxy_t *p);
 /* Asks the loop to finish its open transaction and return. Signal-safe. */

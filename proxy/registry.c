@@ -65,8 +65,7 @@ static size_t on_write(char *data, size_t size, size_t n, void *arg) {
         return len;
 }
 
-gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, char *err,
-                               size_t errlen) {
+gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_err_t *err) {
         gp_registry_t *r = calloc(1, sizeof(*r));
         CURLcode c = CURLE_OK;
         if (!r)
@@ -85,7 +84,7 @@ gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, cha
         r->last = -1;
         curl_global_init(CURL_GLOBAL_DEFAULT);
         if (!(r->h = curl_easy_init())) {
-                snprintf(err, errlen, "schema.registry.url: libcurl could not start");
+                gp_err_set(err, GP_ERR_FAIL, "schema.registry.url: libcurl could not start");
                 gp_registry_destroy(r);
                 return NULL;
         }
@@ -121,8 +120,8 @@ gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, cha
         }
 #undef SET
         if (c) {
-                snprintf(err, errlen, "schema.registry: libcurl refused an option: %s",
-                         curl_easy_strerror(c));
+                gp_err_set(err, GP_ERR_FAIL, "schema.registry: libcurl refused an option: %s",
+                           curl_easy_strerror(c));
                 gp_registry_destroy(r);
                 return NULL;
         }
@@ -255,7 +254,7 @@ static fres_t request(gp_registry_t *r, uint32_t id, entry_t *e, char *why, size
         cJSON *j = b.over ? NULL : cJSON_ParseWithLength(b.p ? b.p : "", b.n);
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "schema");
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "schemaType");
-        char cerr[256];
+        gp_err_t cerr;
         if (b.over)
                 snprintf(e->why, sizeof e->why, "schema id %" PRIu32 " is larger than %d bytes",
                          id, BODY_MAX);
@@ -266,16 +265,17 @@ static fres_t request(gp_registry_t *r, uint32_t id, entry_t *e, char *why, size
                 snprintf(e->why, sizeof e->why, "schema id %" PRIu32 " is %.40s, not Avro",
                          id, t->valuestring);
         else {
-                gp_avsc_rc_t rc = gp_avsc_compile(s->valuestring, strlen(s->valuestring),
-                                                  r->x, &e->av, cerr, sizeof cerr);
-                if (rc == GP_AVSC_OK) {
+                gp_errcode_t rc = gp_avsc_compile(s->valuestring, strlen(s->valuestring), r->x,
+                                                  &e->av, &cerr);
+                if (rc == GP_OK) {
                         e->state = E_OK;
                         e->code = NULL;
                         snprintf(e->why, sizeof e->why, "schema id %" PRIu32, id);
                         res = F_OK;
                 } else {
-                        e->code = rc == GP_AVSC_NO_PATH ? "field-missing" : "bad-schema";
-                        snprintf(e->why, sizeof e->why, "schema id %" PRIu32 ": %s", id, cerr);
+                        e->code = rc == GP_ERR_NOT_FOUND ? "field-missing" : "bad-schema";
+                        snprintf(e->why, sizeof e->why, "schema id %" PRIu32 ": %.280s", id,
+                                 cerr.msg);
                 }
         }
         cJSON_Delete(j);

@@ -29,8 +29,7 @@ typedef struct gp_schema_ref {
 
 /* A client for conf's schema.registry.* keys and x's avro path. NULL with
  * the reason in err (an option libcurl refuses). */
-gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, char *err,
-                               size_t errlen);
+gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_err_t *err);
 void gp_registry_destroy(gp_registry_t *r);
 
 /* 1 with *out set when the cache holds an answer for id that is still

@@ -34,17 +34,17 @@ int gp_assign_all(gp_proxy_t *p) {
 }
 
 /* Reads the committed offsets and checkpoints of every partition. */
-int gp_restore(gp_proxy_t *p, const gp_control_t *ctl, char *err, size_t errlen) {
+gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err) {
         rd_kafka_topic_partition_list_t *l = positions(p, true);
         rd_kafka_resp_err_t e = rd_kafka_committed(p->cons, l, GP_KAFKA_WAIT_MS);
         int64_t best_seq = -1, now = gp_now_ms();
         int restored = 0;
 
         if (e) {
-                snprintf(err, errlen, "reading committed offsets of group %s: %s",
-                         p->conf->group_id, rd_kafka_err2str(e));
+                gp_err_set(err, GP_ERR_KAFKA, "reading committed offsets of group %s: %s",
+                           p->conf->group_id, rd_kafka_err2str(e));
                 rd_kafka_topic_partition_list_destroy(l);
-                return -1;
+                return GP_ERR_KAFKA;
         }
         for (int i = 0; i < l->cnt; i++) {
                 rd_kafka_topic_partition_t *tp = &l->elems[i];
@@ -54,8 +54,8 @@ int gp_restore(gp_proxy_t *p, const gp_control_t *ctl, char *err, size_t errlen)
                                 t = &p->topics[k];
                 gp_pslot_t *ps = &t->parts[tp->partition];
                 if (tp->err) {
-                        snprintf(err, errlen, "committed offset of %s/%d: %s", tp->topic,
-                                 tp->partition, rd_kafka_err2str(tp->err));
+                        gp_err_set(err, GP_ERR_KAFKA, "committed offset of %s/%d: %s",
+                                   tp->topic, tp->partition, rd_kafka_err2str(tp->err));
                         goto fail;
                 }
                 if (tp->offset < 0)
@@ -64,11 +64,11 @@ int gp_restore(gp_proxy_t *p, const gp_control_t *ctl, char *err, size_t errlen)
                 char derr[200];
                 if (gp_ckpt_decode(tp->metadata, tp->metadata_size, &g, &ps->work.st, derr,
                                    sizeof(derr))) {
-                        snprintf(err, errlen,
-                                 "%s/%d: the offset committed for group %s holds no "
-                                 "gate-proxy checkpoint (%s); is another application "
-                                 "using this group? set gate.group.id",
-                                 tp->topic, tp->partition, p->conf->group_id, derr);
+                        gp_err_set(err, GP_ERR_INVALID,
+                                   "%s/%d: the offset committed for group %s holds no "
+                                   "gate-proxy checkpoint (%s); is another application "
+                                   "using this group? set gate.group.id",
+                                   tp->topic, tp->partition, p->conf->group_id, derr);
                         goto fail;
                 }
                 ps->work.st.last_wall = now;
@@ -97,7 +97,7 @@ int gp_restore(gp_proxy_t *p, const gp_control_t *ctl, char *err, size_t errlen)
         return 0;
 fail:
         rd_kafka_topic_partition_list_destroy(l);
-        return -1;
+        return gp_err_code(err);
 }
 
 /* The offsets to commit, each carrying the checkpoint of its partition. */

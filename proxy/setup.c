@@ -16,25 +16,28 @@
 #include "proxy/log.h"
 
 /* gate.avro.schema: read and compiled once, at start. */
-static int load_avsc(gp_proxy_t *p, const char *path, char *err, size_t errlen) {
+static int load_avsc(gp_proxy_t *p, const char *path, gp_err_t *err) {
         FILE *f = fopen(path, "rb");
-        char *buf = NULL, why[256];
+        char *buf = NULL;
+        gp_err_t why;
         size_t n = 0;
         int rc = -1;
         if (!f) {
-                snprintf(err, errlen, "gate.avro.schema: %s: %s", path, strerror(errno));
+                gp_err_set(err, GP_ERR_IO, "gate.avro.schema: %s: %s", path, strerror(errno));
                 return -1;
         }
         if (!(buf = malloc((4 << 20) + 1)))
                 abort();
         n = fread(buf, 1, (4 << 20) + 1, f);
         if (ferror(f))
-                snprintf(err, errlen, "gate.avro.schema: %s: %s", path, strerror(errno));
+                gp_err_set(err, GP_ERR_IO, "gate.avro.schema: %s: %s", path, strerror(errno));
         else if (n > (4 << 20))
-                snprintf(err, errlen, "gate.avro.schema: %s: larger than 4 MiB", path);
-        else if (gp_avsc_compile(buf, n, &p->ex, &p->avro_local, why, sizeof why))
-                snprintf(err, errlen, "gate.avro.schema: %s: %s (gate.event-time=%s)", path, why,
-                         p->conf->event_time);
+                gp_err_set(err, GP_ERR_INVALID, "gate.avro.schema: %s: larger than 4 MiB",
+                           path);
+        else if (gp_avsc_compile(buf, n, &p->ex, &p->avro_local, &why))
+                gp_err_set(err, GP_ERR_INVALID,
+                           "gate.avro.schema: %s: %s (gate.event-time=%s)", path, why.msg,
+                           p->conf->event_time);
         else
                 rc = 0;
         free(buf);
@@ -42,13 +45,13 @@ static int load_avsc(gp_proxy_t *p, const char *path, char *err, size_t errlen) 
         return rc;
 }
 
-gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
+gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
         gp_proxy_t *p = calloc(1, sizeof(*p));
         rd_kafka_conf_t *kc;
         char e2[512];
 
         if (!p) {
-                snprintf(err, errlen, "out of memory");
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
         pthread_mutex_init(&p->lock, NULL);
@@ -66,29 +69,29 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
         };
         p->stats.wm = p->stats.cutoff = GP_TS_NONE;
         if (gp_extract_compile(&p->ex, conf->event_time, conf->event_time_unit, e2, sizeof(e2))) {
-                snprintf(err, errlen, "gate.event-time: %s", e2);
+                gp_err_set(err, GP_ERR_INVALID, "gate.event-time: %s", e2);
                 goto fail;
         }
         if (p->ex.kind == GP_ET_AVRO && conf->avro_schema &&
-            load_avsc(p, conf->avro_schema, err, errlen))
+            load_avsc(p, conf->avro_schema, err))
                 goto fail;
         if (p->ex.kind == GP_ET_AVRO && conf->registry_url &&
-            !(p->reg = gp_registry_new(conf, &p->ex, err, errlen)))
+            !(p->reg = gp_registry_new(conf, &p->ex, err)))
                 goto fail;
-        if (!(p->ctl = gp_ctl_new_conf(conf, err, errlen)))
+        if (!(p->ctl = gp_ctl_new_conf(conf, err)))
                 goto fail;
 
         /* Producer: transactional (or idempotent for at-least-once). */
-        if (!(kc = gp_client_conf(conf, "producer", err, errlen)))
+        if (!(kc = gp_client_conf(conf, "producer", err)))
                 goto fail;
         int bad = 0;
-        gp_client_set(kc, "enable.idempotence", "true", err, errlen, &bad);
+        gp_client_set(kc, "enable.idempotence", "true", err, &bad);
         /* A producer's metadata request creates a missing topic on a broker
          * with auto.create.topics.enable (Kafka's default), with the
          * broker's partition count and behind gate.topics.create. */
-        gp_client_set(kc, "allow.auto.create.topics", "false", err, errlen, &bad);
+        gp_client_set(kc, "allow.auto.create.topics", "false", err, &bad);
         if (p->eos)
-                gp_client_set(kc, "transactional.id", conf->transactional_id, err, errlen, &bad);
+                gp_client_set(kc, "transactional.id", conf->transactional_id, err, &bad);
         /* Room for the largest record routed (gate.record.max.bytes), unless
          * kafka.message.max.bytes says otherwise. */
         if (!gp_client_user_set(conf, "producer", "message.max.bytes") &&
@@ -96,7 +99,7 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                 char v[32];
                 int64_t want = conf->record_max_bytes + 65536;
                 snprintf(v, sizeof v, "%" PRId64, want > 1000000000 ? 1000000000 : want);
-                gp_client_set(kc, "message.max.bytes", v, err, errlen, &bad);
+                gp_client_set(kc, "message.max.bytes", v, err, &bad);
         }
         /* The producer's queue holds at least two of the largest records. */
         long long need_kb = gp_client_conf_ll(kc, "message.max.bytes") / 512;
@@ -104,7 +107,7 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
             need_kb > gp_client_conf_ll(kc, "queue.buffering.max.kbytes")) {
                 char v[32];
                 snprintf(v, sizeof v, "%lld", need_kb);
-                gp_client_set(kc, "queue.buffering.max.kbytes", v, err, errlen, &bad);
+                gp_client_set(kc, "queue.buffering.max.kbytes", v, err, &bad);
         }
         /* Delivery reports only where they are used: at-least-once counts
          * failures, the drain check the offsets written. Exactly-once
@@ -113,9 +116,8 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
         if (!p->eos || conf->drain_group_blue || conf->drain_group_green)
                 rd_kafka_conf_set_dr_msg_cb(kc, gp_record_delivered);
         rd_kafka_conf_set_opaque(kc, p);
-        if (bad || !(p->prod = rd_kafka_new(RD_KAFKA_PRODUCER, kc, err, errlen))) {
-                if (bad)
-                        rd_kafka_conf_destroy(kc);
+        if (bad || !(p->prod = gp_client_new(RD_KAFKA_PRODUCER, kc, err))) {
+                rd_kafka_conf_destroy(kc);
                 goto fail;
         }
         p->txn_begin = -1;
@@ -127,18 +129,17 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                 p->txn_timeout_ms = strtoll(tto, NULL, 10);
 
         /* Consumer: assigned, read_committed, offsets only in transactions. */
-        if (!(kc = gp_client_conf(conf, "consumer", err, errlen)))
+        if (!(kc = gp_client_conf(conf, "consumer", err)))
                 goto fail;
-        gp_client_set(kc, "group.id", conf->group_id, err, errlen, &bad);
-        gp_client_set(kc, "enable.auto.commit", "false", err, errlen, &bad);
-        gp_client_set(kc, "enable.auto.offset.store", "false", err, errlen, &bad);
-        gp_client_set(kc, "isolation.level", "read_committed", err, errlen, &bad);
+        gp_client_set(kc, "group.id", conf->group_id, err, &bad);
+        gp_client_set(kc, "enable.auto.commit", "false", err, &bad);
+        gp_client_set(kc, "enable.auto.offset.store", "false", err, &bad);
+        gp_client_set(kc, "isolation.level", "read_committed", err, &bad);
         gp_client_set(kc, "auto.offset.reset",
-                       conf->source_start == GP_START_LATEST ? "latest" : "earliest", err,
-                       errlen, &bad);
-        if (bad || !(p->cons = rd_kafka_new(RD_KAFKA_CONSUMER, kc, err, errlen))) {
-                if (bad)
-                        rd_kafka_conf_destroy(kc);
+                      conf->source_start == GP_START_LATEST ? "latest" : "earliest", err,
+                      &bad);
+        if (bad || !(p->cons = gp_client_new(RD_KAFKA_CONSUMER, kc, err))) {
+                rd_kafka_conf_destroy(kc);
                 goto fail;
         }
         rd_kafka_poll_set_consumer(p->cons);
@@ -148,12 +149,12 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, char *err, size_t errlen) {
                         "refills of its queue");
 
         /* Beside the loop: the drain check and the writes to the map. */
-        err[0] = '\0';
-        if (!(p->drain = gp_drain_new(conf, err, errlen)) && err[0])
+        gp_err_clear(err);
+        if (!(p->drain = gp_drain_new(conf, err)) && err->code)
                 goto fail;
-        if (!(p->status = gp_status_new(conf, err, errlen)))
+        if (!(p->status = gp_status_new(conf, err)))
                 goto fail;
-        if (conf->http_listen && !(p->http = gp_http_start(conf, p, err, errlen)))
+        if (conf->http_listen && !(p->http = gp_http_start(conf, p, err)))
                 goto fail;
         p->cgmd = rd_kafka_consumer_group_metadata_new(conf->group_id);
         return p;

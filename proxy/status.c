@@ -44,7 +44,7 @@ struct gp_status {
 };
 
 static void count(gp_status_t *s, int rc) {
-        int i = rc == GP_CTL_OK ? 0 : rc == GP_CTL_DROPPED ? 1 : rc == GP_CTL_INVALID ? 2 : 3;
+        int i = rc == GP_OK ? 0 : rc == GP_ERR_DROPPED ? 1 : rc == GP_ERR_INVALID ? 2 : 3;
         pthread_mutex_lock(&s->lock);
         s->writes[i]++;
         pthread_mutex_unlock(&s->lock);
@@ -68,17 +68,17 @@ static void to_timespec(int64_t ms_from_now, struct timespec *ts) {
 
 static void write_status(gp_status_t *s, const status_kv_t *st) {
         gp_kv_t kv[MAX_KEYS];
-        char err[512];
+        gp_err_t err;
         for (size_t i = 0; i < st->n; i++)
                 kv[i] = (gp_kv_t){st->key[i], st->value[i]};
-        int rc = gp_ctl_patch(s->ctl, kv, st->n, NULL, err, sizeof(err));
+        gp_errcode_t rc = gp_ctl_patch(s->ctl, kv, st->n, NULL, &err);
         count(s, rc);
         /* A missing or unreadable map is left alone; the loop has said
          * why, once. */
-        if (rc == GP_CTL_INVALID)
-                gp_debug("status not written: %s", err);
+        if (rc == GP_ERR_INVALID)
+                gp_debug("status not written: %s", err.msg);
         else if (rc)
-                gp_warn("status write: %s", err);
+                gp_warn("status write: %s", err.msg);
 }
 
 /* Publishes one step of what g decided and the map does not show yet.
@@ -90,7 +90,8 @@ static int publish(gp_status_t *s, const gp_gate_t *g) {
         if (!ctl || !gp_gate_publication(g, ctl, &pub))
                 return 0;
         gp_control_t base = *ctl;
-        char t[24], err[512];
+        char t[24];
+        gp_err_t err;
         gp_kv_t kv[3];
         size_t n = 0;
         if (pub.wm_stage != GP_WMS_NONE)
@@ -102,24 +103,24 @@ static int publish(gp_status_t *s, const gp_gate_t *g) {
         if (pub.clear_to_teardown)
                 kv[n++] = (gp_kv_t){GP_KEY_STAGE, "CLEAR_TO_TEARDOWN"};
         GP_FAULT("before-publish");
-        int rc = gp_ctl_patch(s->ctl, kv, n, &base, err, sizeof(err));
+        gp_errcode_t rc = gp_ctl_patch(s->ctl, kv, n, &base, &err);
         count(s, rc);
-        if (rc == GP_CTL_OK) {
+        if (rc == GP_OK) {
                 for (size_t i = 0; i < n; i++)
                         gp_info("published %s=%s", kv[i].key, kv[i].value);
                 return 1;
         }
-        if (rc == GP_CTL_DROPPED) {
+        if (rc == GP_ERR_DROPPED) {
                 gp_info("not published: the map moved on to another transition");
                 return 0;
         }
-        if (rc == GP_CTL_INVALID)
+        if (rc == GP_ERR_INVALID)
                 /* Published once the map is valid again and still asks for
                  * this transition. */
-                gp_debug("not published while the map is invalid: %s", err);
+                gp_debug("not published while the map is invalid: %s", err.msg);
         else
                 gp_warn("publishing to %s failed (%s); retrying in 1 s",
-                        gp_ctl_describe(s->ctl), err);
+                        gp_ctl_describe(s->ctl), err.msg);
         return -1;
 }
 
@@ -169,18 +170,18 @@ static void *run(void *arg) {
         return NULL;
 }
 
-gp_status_t *gp_status_new(const gp_conf_t *conf, char *err, size_t errlen) {
+gp_status_t *gp_status_new(const gp_conf_t *conf, gp_err_t *err) {
         gp_status_t *s = calloc(1, sizeof(*s));
         if (!s) {
-                snprintf(err, errlen, "out of memory");
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->cond, NULL);
-        if (!(s->ctl = gp_ctl_new_conf(conf, err, errlen)))
+        if (!(s->ctl = gp_ctl_new_conf(conf, err)))
                 goto fail;
         if (pthread_create(&s->thread, NULL, run, s)) {
-                snprintf(err, errlen, "status writer: cannot start its thread");
+                gp_err_set(err, GP_ERR_FAIL, "status writer: cannot start its thread");
                 goto fail;
         }
         s->started = true;

@@ -23,7 +23,7 @@
 typedef struct gp_status gp_status_t;
 
 /* The handle on conf's control map and the thread. NULL with err. */
-gp_status_t *gp_status_new(const gp_conf_t *conf, char *err, size_t errlen);
+gp_status_t *gp_status_new(const gp_conf_t *conf, gp_err_t *err);
 /* Stops the thread (a write under way ends first; what is still waiting
  * is not written: see gp_status_flush). */
 void gp_status_destroy(gp_status_t *s);

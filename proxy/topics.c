@@ -36,19 +36,20 @@ static int rebuild_pptrs(gp_proxy_t *p) {
 }
 
 /* Partition count of a topic, 0 if it does not exist, -1 on error. */
-static int topic_partitions(rd_kafka_t *rk, const char *name, char *err, size_t errlen) {
+static int topic_partitions(rd_kafka_t *rk, const char *name, gp_err_t *err) {
         const struct rd_kafka_metadata *md = NULL;
         rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, name, NULL);
         if (!rkt) {
-                snprintf(err, errlen, "metadata for %s: %s", name,
-                         rd_kafka_err2str(rd_kafka_last_error()));
+                gp_err_set(err, GP_ERR_KAFKA, "metadata for %s: %s", name,
+                           rd_kafka_err2str(rd_kafka_last_error()));
                 return -1;
         }
         rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, rkt, &md, 10000);
         int n = -1;
         rd_kafka_topic_destroy(rkt);
         if (e) {
-                snprintf(err, errlen, "metadata for %s: %s", name, rd_kafka_err2str(e));
+                gp_err_set(err, GP_ERR_KAFKA, "metadata for %s: %s", name,
+                           rd_kafka_err2str(e));
                 return -1;
         }
         if (md->topic_cnt == 1) {
@@ -56,8 +57,8 @@ static int topic_partitions(rd_kafka_t *rk, const char *name, char *err, size_t 
                 if (t->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
                         n = 0;
                 else if (t->err) {
-                        snprintf(err, errlen, "metadata for %s: %s", name,
-                                 rd_kafka_err2str(t->err));
+                        gp_err_set(err, GP_ERR_KAFKA, "metadata for %s: %s", name,
+                                   rd_kafka_err2str(t->err));
                 } else
                         n = t->partition_cnt;
         }
@@ -66,8 +67,7 @@ static int topic_partitions(rd_kafka_t *rk, const char *name, char *err, size_t 
 }
 
 /* Creates topic `name` with n partitions, or grows it to n. */
-static int create_topic(gp_proxy_t *p, const char *name, int n, int grow, char *err,
-                        size_t errlen) {
+static int create_topic(gp_proxy_t *p, const char *name, int n, int grow, gp_err_t *err) {
         rd_kafka_queue_t *q = rd_kafka_queue_new(p->prod);
         rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(p->prod, RD_KAFKA_ADMIN_OP_ANY);
         rd_kafka_AdminOptions_set_operation_timeout(o, 10000, NULL, 0);
@@ -91,11 +91,11 @@ static int create_topic(gp_proxy_t *p, const char *name, int n, int grow, char *
         }
         ev = why[0] ? NULL : rd_kafka_queue_poll(q, 15000);
         if (why[0]) {
-                snprintf(err, errlen, "%s: %s", name, why);
+                gp_err_set(err, GP_ERR_INVALID, "%s: %s", name, why);
         } else if (!ev) {
-                snprintf(err, errlen, "%s: creating timed out", name);
+                gp_err_set(err, GP_ERR_TRANSPORT, "%s: creating timed out", name);
         } else if (rd_kafka_event_error(ev)) {
-                snprintf(err, errlen, "%s: %s", name, rd_kafka_event_error_string(ev));
+                gp_err_set(err, GP_ERR_KAFKA, "%s: %s", name, rd_kafka_event_error_string(ev));
         } else {
                 const rd_kafka_topic_result_t **r;
                 size_t cnt = 0;
@@ -105,8 +105,8 @@ static int create_topic(gp_proxy_t *p, const char *name, int n, int grow, char *
                                    rd_kafka_event_CreateTopics_result(ev), &cnt);
                 if (cnt == 1 && rd_kafka_topic_result_error(r[0]) &&
                     rd_kafka_topic_result_error(r[0]) != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
-                        snprintf(err, errlen, "%s: %s", name,
-                                 rd_kafka_topic_result_error_string(r[0]));
+                        gp_err_set(err, GP_ERR_KAFKA, "%s: %s", name,
+                                   rd_kafka_topic_result_error_string(r[0]));
                 else
                         rc = 0;
         }
@@ -123,34 +123,36 @@ static int create_topic(gp_proxy_t *p, const char *name, int n, int grow, char *
  * growing it when gate.topics.create is on). Returns its partition count,
  * or -1 with err. */
 static int ensure_topic(gp_proxy_t *p, const char *name, int need, const char *role,
-                        char *err, size_t errlen) {
-        int have = topic_partitions(p->prod, name, err, errlen);
+                        gp_err_t *err) {
+        int have = topic_partitions(p->prod, name, err);
         if (have < 0)
                 return -1;
         if (have >= need)
                 return have;
         if (!p->conf->topics_create) {
                 if (have == 0)
-                        snprintf(err, errlen,
-                                 "%s topic %s does not exist; create it with %d partitions "
-                                 "or set gate.topics.create=true", role, name, need);
+                        gp_err_set(err, GP_ERR_NOT_FOUND,
+                                   "%s topic %s does not exist; create it with %d partitions "
+                                   "or set gate.topics.create=true",
+                                   role, name, need);
                 else
-                        snprintf(err, errlen,
-                                 "%s topic %s has %d partitions but needs %d (one per source "
-                                 "partition); add partitions or set gate.topics.create=true",
-                                 role, name, have, need);
+                        gp_err_set(
+                                err, GP_ERR_INVALID,
+                                "%s topic %s has %d partitions but needs %d (one per source "
+                                "partition); add partitions or set gate.topics.create=true",
+                                role, name, have, need);
                 return -1;
         }
-        if (create_topic(p, name, need, have > 0, err, errlen))
+        if (create_topic(p, name, need, have > 0, err))
                 return -1;
         /* Metadata may lag the creation briefly. */
         for (int i = 0; i < 50; i++) {
-                have = topic_partitions(p->prod, name, err, errlen);
+                have = topic_partitions(p->prod, name, err);
                 if (have >= need)
                         return have;
                 rd_kafka_poll(p->prod, 100);
         }
-        snprintf(err, errlen, "%s: created but not visible after 5 s", name);
+        gp_err_set(err, GP_ERR_TRANSPORT, "%s: created but not visible after 5 s", name);
         return -1;
 }
 
@@ -189,58 +191,56 @@ static int grow_slot(gp_proxy_t *p, gp_tslot_t *t, int n, bool latest) {
 }
 
 /* Source, colour and dead-letter topics: exist, big enough, handles open. */
-int gp_topics_setup(gp_proxy_t *p, char *err, size_t errlen) {
+gp_errcode_t gp_topics_setup(gp_proxy_t *p, gp_err_t *err) {
         const gp_conf_t *conf = p->conf;
         if (!(p->topics = calloc((size_t)conf->n_topics, sizeof(*p->topics))))
-                return -1;
+                return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
         p->n_topics = conf->n_topics;
         for (int i = 0; i < conf->n_topics; i++) {
                 gp_tslot_t *t = &p->topics[i];
                 t->name = conf->topics[i];
-                int n = topic_partitions(p->cons, t->name, err, errlen);
+                int n = topic_partitions(p->cons, t->name, err);
                 if (n <= 0) {
                         if (n == 0)
-                                snprintf(err, errlen, "source topic %s does not exist", t->name);
-                        return -1;
+                                gp_err_set(err, GP_ERR_NOT_FOUND,
+                                           "source topic %s does not exist", t->name);
+                        return gp_err_code(err);
                 }
                 for (int c = 0; c < 2; c++) {
                         if (gp_conf_topic_name(conf, c ? conf->topic_green : conf->topic_blue,
                                                t->name, t->out_name[c], sizeof(t->out_name[c]))) {
-                                snprintf(err, errlen, "colour topic name too long for %s", t->name);
-                                return -1;
+                                return gp_err_set(err, GP_ERR_INVALID,
+                                                  "colour topic name too long for %s",
+                                                  t->name);
                         }
-                        if ((t->out_n[c] = ensure_topic(p, t->out_name[c], n, "colour", err,
-                                                        errlen)) < 0)
-                                return -1;
-                        if (!(t->out[c] = rd_kafka_topic_new(p->prod, t->out_name[c], NULL))) {
-                                snprintf(err, errlen, "%s: %s", t->out_name[c],
-                                         rd_kafka_err2str(rd_kafka_last_error()));
-                                return -1;
-                        }
+                        if ((t->out_n[c] = ensure_topic(p, t->out_name[c], n, "colour", err)) <
+                            0)
+                                return gp_err_code(err);
+                        if (!(t->out[c] = rd_kafka_topic_new(p->prod, t->out_name[c], NULL)))
+                                return gp_err_set(err, GP_ERR_KAFKA, "%s: %s", t->out_name[c],
+                                                  rd_kafka_err2str(rd_kafka_last_error()));
                 }
                 if (grow_slot(p, t, n, conf->source_start == GP_START_LATEST))
-                        return -1;
+                        return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
         }
-        if ((p->dlq_n = ensure_topic(p, conf->dlq_topic, 1, "dead-letter", err, errlen)) < 0)
-                return -1;
-        if (!(p->dlq = rd_kafka_topic_new(p->prod, conf->dlq_topic, NULL))) {
-                snprintf(err, errlen, "%s: %s", conf->dlq_topic,
-                         rd_kafka_err2str(rd_kafka_last_error()));
-                return -1;
-        }
-        return 0;
+        if ((p->dlq_n = ensure_topic(p, conf->dlq_topic, 1, "dead-letter", err)) < 0)
+                return gp_err_code(err);
+        if (!(p->dlq = rd_kafka_topic_new(p->prod, conf->dlq_topic, NULL)))
+                return gp_err_set(err, GP_ERR_KAFKA, "%s: %s", conf->dlq_topic,
+                                  rd_kafka_err2str(rd_kafka_last_error()));
+        return GP_OK;
 }
 
 void gp_topics_discover(gp_proxy_t *p) {
-        char err[512];
+        gp_err_t err;
         for (int i = 0; i < p->n_topics; i++) {
                 gp_tslot_t *t = &p->topics[i];
-                int n = topic_partitions(p->cons, t->name, err, sizeof(err));
+                int n = topic_partitions(p->cons, t->name, &err);
                 if (n <= t->n)
                         continue;
                 int ok = 1;
                 for (int c = 0; c < 2 && ok; c++) {
-                        int have = ensure_topic(p, t->out_name[c], n, "colour", err, sizeof(err));
+                        int have = ensure_topic(p, t->out_name[c], n, "colour", &err);
                         if (have < 0) {
                                 ok = 0;
                         } else
@@ -251,13 +251,14 @@ void gp_topics_discover(gp_proxy_t *p) {
                          * not read; the old ones keep flowing. Retried every
                          * discovery, logged once per change and every 60 s. */
                         int64_t mono = gp_mono_ms();
-                        if (strcmp(t->held, err) || mono - t->held_logged >= 60000) {
+                        if (strcmp(t->held, err.msg) || mono - t->held_logged >= 60000) {
                                 gp_error("%s grew to %d partitions but its records cannot be "
                                          "placed: %s; holding partitions %d-%d (not read) "
-                                         "until then", t->name, n, err, t->n, n - 1);
+                                         "until then",
+                                         t->name, n, err.msg, t->n, n - 1);
                                 t->held_logged = mono;
                         }
-                        snprintf(t->held, sizeof(t->held), "%s", err);
+                        snprintf(t->held, sizeof(t->held), "%.500s", err.msg);
                         continue;
                 }
                 if (t->held[0]) {

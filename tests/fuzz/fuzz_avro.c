@@ -110,12 +110,13 @@ static gp_avro_t avs[NS];
 static int ready;
 
 static void init(void) {
-        char err[256];
+        gp_err_t err;
         for (size_t k = 0; k < NS; k++) {
-                if (gp_extract_compile(&xs[k], schemas[k].spec, schemas[k].unit, err, sizeof err) ||
-                    gp_avsc_compile(schemas[k].schema, strlen(schemas[k].schema), &xs[k], &avs[k],
-                                    err, sizeof err) != GP_AVSC_OK) {
-                        fprintf(stderr, "fuzz_avro: schema %zu: %s\n", k, err);
+                if (gp_extract_compile(&xs[k], schemas[k].spec, schemas[k].unit, err.msg,
+                                       sizeof err.msg) ||
+                    gp_avsc_compile(schemas[k].schema, strlen(schemas[k].schema), &xs[k],
+                                    &avs[k], &err) != GP_OK) {
+                        fprintf(stderr, "fuzz_avro: schema %zu: %s\n", k, err.msg);
                         abort();
                 }
         }

@@ -112,17 +112,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
                 gp_extract_t x;
                 gp_avro_t av, again;
-                char err[256], err2[256];
-                CHECK(gp_extract_compile(&x, specs[k], GP_UNIT_MS, err, sizeof err) == 0);
-                err[0] = 'x';
-                gp_avsc_rc_t rc =
-                    gp_avsc_compile((const char *)data, size, &x, &av, err, sizeof err);
-                CHECK(rc == GP_AVSC_OK || rc == GP_AVSC_BAD || rc == GP_AVSC_NO_PATH);
-                CHECK(gp_avsc_compile((const char *)data, size, &x, &again, err2, sizeof err2) ==
-                      rc);
-                if (rc != GP_AVSC_OK) {
-                        CHECK(err[0] != '\0' && err[0] != 'x' && memchr(err, '\0', sizeof err));
-                        CHECK(strcmp(err, err2) == 0);
+                gp_err_t err2;
+                gp_err_t err;
+                CHECK(gp_extract_compile(&x, specs[k], GP_UNIT_MS, err.msg, sizeof err.msg) ==
+                      0);
+                err.msg[0] = 'x';
+                gp_errcode_t rc = gp_avsc_compile((const char *)data, size, &x, &av, &err);
+                CHECK(rc == GP_OK || rc == GP_ERR_INVALID || rc == GP_ERR_NOT_FOUND);
+                CHECK(gp_avsc_compile((const char *)data, size, &x, &again, &err2) == rc);
+                if (rc != GP_OK) {
+                        CHECK(err.msg[0] != '\0' && err.msg[0] != 'x' &&
+                              memchr(err.msg, '\0', sizeof err.msg));
+                        CHECK(strcmp(err.msg, err2.msg) == 0);
                         CHECK(av.n_nodes == 0 && av.nodes == NULL && av.kids == NULL);
                         continue;
                 }

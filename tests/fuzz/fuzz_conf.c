@@ -20,19 +20,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         gp_conf_t conf;
-        char err[512], blue[256], green[256];
+        char blue[256], green[256];
+        gp_err_t err;
 
         gp_conf_init(&conf);
-        memset(err, 0x55, sizeof err);
-        if (gp_conf_load_buffer(&conf, "fuzz.conf", (const char *)data, size, err,
-                                sizeof err) != 0) {
+        memset(err.msg, 0x55, sizeof err.msg);
+        if (gp_conf_load_buffer(&conf, "fuzz.conf", (const char *)data, size, &err) != 0) {
                 /* "fuzz.conf:LINE: ..." or "fuzz.conf: ..." , NUL-terminated */
-                check(memchr(err, '\0', sizeof err) != NULL);
-                check(strncmp(err, "fuzz.conf:", 10) == 0);
+                check(memchr(err.msg, '\0', sizeof err.msg) != NULL);
+                check(strncmp(err.msg, "fuzz.conf:", 10) == 0);
                 gp_conf_destroy(&conf);
                 return 0;
         }
-        if (gp_conf_finalize(&conf, err, sizeof err) == 0) {
+        if (gp_conf_finalize(&conf, &err) == 0) {
                 check(conf.pipeline && (conf.control_file || conf.k8s_configmap) && conf.n_topics >= 1 &&
                       conf.n_topics <= GP_CONF_MAX_TOPICS);
                 check(strstr(conf.transactional_id, "{pipeline}") == NULL);
@@ -48,9 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         check(strcmp(green, conf.dlq_topic) != 0);
                 }
                 /* finalize is idempotent */
-                check(gp_conf_finalize(&conf, err, sizeof err) == 0);
+                check(gp_conf_finalize(&conf, &err) == 0);
         } else {
-                check(memchr(err, '\0', sizeof err) != NULL);
+                check(memchr(err.msg, '\0', sizeof err.msg) != NULL);
         }
         gp_conf_destroy(&conf);
         return 0;

@@ -11,22 +11,22 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        char err[512];
-        gp_cm_t *cm = gp_cm_parse((const char *)data, size, err, sizeof(err));
+        gp_err_t err;
+        gp_cm_t *cm = gp_cm_parse((const char *)data, size, &err);
         if (!cm)
                 return 0;
         size_t n, n2;
         const gp_kv_t *kv = gp_cm_data(cm, &n);
         gp_control_t c;
-        if (gp_control_parse(&c, kv, n, err, sizeof(err)) == 0) {
+        if (gp_control_parse(&c, kv, n, err.msg, sizeof err.msg) == 0) {
                 gp_control_t again;
-                if (gp_control_parse(&again, kv, n, err, sizeof(err)) ||
+                if (gp_control_parse(&again, kv, n, err.msg, sizeof err.msg) ||
                     memcmp(&c, &again, sizeof(c)))
                         abort(); /* parsing must be deterministic */
         }
         char *text = gp_cm_render(cm);
         if (text) {
-                gp_cm_t *back = gp_cm_parse(text, strlen(text), err, sizeof(err));
+                gp_cm_t *back = gp_cm_parse(text, strlen(text), &err);
                 if (!back)
                         abort(); /* what we render we must read */
                 const gp_kv_t *kv2 = gp_cm_data(back, &n2);

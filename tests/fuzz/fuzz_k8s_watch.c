@@ -13,12 +13,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int on_line(void *opaque, const char *line, size_t len) {
         gp_k8s_event_t ev;
-        char err[300];
+        gp_err_t err;
         (void)opaque;
         if (!len || line[len - 1] == '\r')
                 abort(); /* empty lines and line-ending CRs never reach us */
-        if (gp_k8s_event_parse(line, len, &ev, err, sizeof(err))) {
-                if (!err[0] || ev.object)
+        if (gp_k8s_event_parse(line, len, &ev, &err)) {
+                if (!err.msg[0] || ev.object)
                         abort();
                 return 0;
         }
@@ -27,7 +27,7 @@ static int on_line(void *opaque, const char *line, size_t len) {
         if (ev.type != GP_K8S_EV_ERROR && !ev.rv[0])
                 abort();
         if (ev.object) {
-                gp_cm_t *cm = gp_cm_parse(ev.object, strlen(ev.object), err, sizeof(err));
+                gp_cm_t *cm = gp_cm_parse(ev.object, strlen(ev.object), &err);
                 if (cm && strcmp(gp_cm_resource_version(cm), ev.rv))
                         abort(); /* the event's version is the object's */
                 gp_cm_destroy(cm);

@@ -14,11 +14,11 @@ static int same(const char *a, const char *b) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        char err[512];
-        gp_k8s_conf_t *c = gp_k8s_kubeconfig_parse((const char *)data, size, "fuzz", "/kc",
-                                                   err, sizeof(err));
+        gp_err_t err;
+        gp_k8s_conf_t *c =
+                gp_k8s_kubeconfig_parse((const char *)data, size, "fuzz", "/kc", &err);
         if (!c) {
-                if (!err[0])
+                if (!err.msg[0])
                         abort(); /* every refusal says why */
                 return 0;
         }
@@ -30,8 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
         if ((c->ca_data && c->ca_file) || (c->token && c->token_file))
                 abort(); /* one of each wins */
-        gp_k8s_conf_t *again = gp_k8s_kubeconfig_parse((const char *)data, size, "fuzz", "/kc",
-                                                       err, sizeof(err));
+        gp_k8s_conf_t *again =
+                gp_k8s_kubeconfig_parse((const char *)data, size, "fuzz", "/kc", &err);
         if (!again || !same(c->server, again->server) || !same(c->ns, again->ns) ||
             !same(c->token, again->token) || c->ca_len != again->ca_len ||
             (c->ca_data && memcmp(c->ca_data, again->ca_data, c->ca_len)))

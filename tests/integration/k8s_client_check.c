@@ -70,19 +70,19 @@ static int sink(void *opaque, const char *p, size_t n) {
 }
 
 int main(int argc, char **argv) {
-        char err[1000];
+        gp_err_t err;
         if (argc != 7) {
                 fprintf(stderr, "usage: k8s_client_check KUBECONFIG TOKEN_FILE NEXT_TOKEN_FILE "
                                 "NS CONFIGMAP SA_DELETE_CMD\n");
                 return 2;
         }
         const char *kc = argv[1], *tok = argv[2], *next = argv[3], *ns = argv[4], *cm = argv[5];
-        gp_k8s_conf_t *conf = gp_k8s_kubeconfig_load(kc, err, sizeof(err));
-        CHECK(conf, "%s", err);
+        gp_k8s_conf_t *conf = gp_k8s_kubeconfig_load(kc, &err);
+        CHECK(conf, "%s", err.msg);
         CHECK(conf->token_file && !strcmp(conf->token_file, tok), "the kubeconfig must use %s",
               tok);
-        gp_k8s_t *k = gp_k8s_new(conf, err, sizeof(err));
-        CHECK(k, "%s", err);
+        gp_k8s_t *k = gp_k8s_new(conf, &err);
+        CHECK(k, "%s", err.msg);
 
         /* 1. A token that stops working is re-read at once after the 401. */
         char oldtok[8192] = "";
@@ -92,74 +92,74 @@ int main(int argc, char **argv) {
         oldtok[strcspn(oldtok, "\r\n")] = '\0';
         gp_cm_t *doc = NULL;
         long http = 0;
-        int rc = gp_k8s_cm_get(k, ns, cm, &doc, &http, err, sizeof(err));
-        CHECK(rc == GP_K8S_OK, "GET with the ServiceAccount token: %s", err);
+        int rc = gp_k8s_cm_get(k, ns, cm, &doc, &http, &err);
+        CHECK(rc == GP_OK, "GET with the ServiceAccount token: %s", err.msg);
         gp_cm_destroy(doc); /* k now holds that token for up to 60 s */
         copy_file(next, tok);
         CHECK(system(argv[6]) == 0, "%s failed", argv[6]);
-        gp_k8s_conf_t *oconf = gp_k8s_kubeconfig_load(kc, err, sizeof(err));
-        CHECK(oconf, "%s", err);
+        gp_k8s_conf_t *oconf = gp_k8s_kubeconfig_load(kc, &err);
+        CHECK(oconf, "%s", err.msg);
         free(oconf->token_file);
         oconf->token_file = NULL;
         oconf->token = strdup(oldtok);
-        gp_k8s_t *old = gp_k8s_new(oconf, err, sizeof(err));
-        CHECK(old, "%s", err);
+        gp_k8s_t *old = gp_k8s_new(oconf, &err);
+        CHECK(old, "%s", err.msg);
         int64_t t0 = mono_ms();
         for (;;) { /* until the server refuses the old token */
-                rc = gp_k8s_cm_get(old, ns, cm, &doc, &http, err, sizeof(err));
+                rc = gp_k8s_cm_get(old, ns, cm, &doc, &http, &err);
                 gp_cm_destroy(doc);
                 if (http == 401)
                         break;
                 CHECK(mono_ms() - t0 < 10000, "the deleted ServiceAccount's token still works");
                 usleep(100 * 1000);
         }
-        CHECK(strstr(err, ": 401 Unauthorized"), "401 message: %s", err);
+        CHECK(strstr(err.msg, ": 401 Unauthorized"), "401 message: %s", err.msg);
         gp_k8s_destroy(old);
-        rc = gp_k8s_cm_get(k, ns, cm, &doc, &http, err, sizeof(err));
-        CHECK(rc == GP_K8S_OK, "GET after the token was refused: %s", err);
+        rc = gp_k8s_cm_get(k, ns, cm, &doc, &http, &err);
+        CHECK(rc == GP_OK, "GET after the token was refused: %s", err.msg);
         gp_cm_destroy(doc);
         printf("ok   the cached token refused (401): the token file was re-read and the "
                "request retried\n");
 
         /* 1b. TLS is verified: without the cluster's CA the server is refused. */
-        gp_k8s_conf_t *noca = gp_k8s_kubeconfig_load(kc, err, sizeof(err));
-        CHECK(noca, "%s", err);
+        gp_k8s_conf_t *noca = gp_k8s_kubeconfig_load(kc, &err);
+        CHECK(noca, "%s", err.msg);
         free(noca->ca_data);
         noca->ca_data = NULL;
         noca->ca_len = 0;
-        gp_k8s_t *k3 = gp_k8s_new(noca, err, sizeof(err));
-        CHECK(k3, "%s", err);
-        rc = gp_k8s_cm_get(k3, ns, cm, &doc, &http, err, sizeof(err));
-        CHECK(rc == GP_K8S_ERR && http == 0 && strstr(err, "certificate"),
-              "without the CA: rc %d, HTTP %ld: %s", rc, http, err);
+        gp_k8s_t *k3 = gp_k8s_new(noca, &err);
+        CHECK(k3, "%s", err.msg);
+        rc = gp_k8s_cm_get(k3, ns, cm, &doc, &http, &err);
+        CHECK(rc == GP_ERR_TRANSPORT && http == 0 && strstr(err.msg, "certificate"),
+              "without the CA: rc %d, HTTP %ld: %s", rc, http, err.msg);
         gp_k8s_destroy(k3);
-        printf("ok   without the cluster's CA: %s\n", strstr(err, ": ") + 2);
+        printf("ok   without the cluster's CA: %s\n", strstr(err.msg, ": ") + 2);
 
         /* 2. 409 with the API's message. */
-        rc = gp_k8s_cm_get(k, ns, cm, &doc, NULL, err, sizeof(err));
-        CHECK(rc == GP_K8S_OK, "%s", err);
+        rc = gp_k8s_cm_get(k, ns, cm, &doc, NULL, &err);
+        CHECK(rc == GP_OK, "%s", err.msg);
         char rv[64];
         snprintf(rv, sizeof(rv), "%s", gp_cm_resource_version(doc));
         gp_cm_destroy(doc);
         gp_kv_t kv[] = {{"gate-proxy.check", "1"}};
         gp_cm_t *after = NULL;
-        rc = gp_k8s_cm_patch(k, ns, cm, rv, kv, 1, &after, err, sizeof(err));
-        CHECK(rc == GP_K8S_OK && after, "PATCH at the current version: %s", err);
+        rc = gp_k8s_cm_patch(k, ns, cm, rv, kv, 1, &after, &err);
+        CHECK(rc == GP_OK && after, "PATCH at the current version: %s", err.msg);
         CHECK(strcmp(gp_cm_resource_version(after), rv), "the version did not move");
         gp_cm_destroy(after);
         kv[0].value = "2";
-        rc = gp_k8s_cm_patch(k, ns, cm, rv, kv, 1, NULL, err, sizeof(err));
+        rc = gp_k8s_cm_patch(k, ns, cm, rv, kv, 1, NULL, &err);
         char want[300];
         snprintf(want, sizeof(want),
                  "PATCH configmap %s/%s: 409 Conflict: Operation cannot be fulfilled on "
                  "configmaps \"%s\": the object has been modified",
                  ns, cm, cm);
-        CHECK(rc == GP_K8S_CONFLICT && strstr(err, want) == err, "stale PATCH: rc %d: %s", rc,
-              err);
-        printf("ok   stale PATCH: %.120s...\n", err);
+        CHECK(rc == GP_ERR_CONFLICT && strstr(err.msg, want) == err.msg,
+              "stale PATCH: rc %d: %s", rc, err.msg);
+        printf("ok   stale PATCH: %.120s...\n", err.msg);
         kv[0].value = NULL;
-        rc = gp_k8s_cm_patch(k, ns, cm, NULL, kv, 1, NULL, err, sizeof(err));
-        CHECK(rc == GP_K8S_OK, "PATCH deleting a key: %s", err);
+        rc = gp_k8s_cm_patch(k, ns, cm, NULL, kv, 1, NULL, &err);
+        CHECK(rc == GP_OK, "PATCH deleting a key: %s", err.msg);
 
         /* 3. A watch from a resourceVersion the server no longer has: 410.
          * GP_K8S_EXPIRE_CMD makes every version up to now too old: the
@@ -168,8 +168,8 @@ int main(int argc, char **argv) {
          * etcd compacted at its current revision. */
         const char *expire = getenv("GP_K8S_EXPIRE_CMD");
         CHECK(expire && *expire, "GP_K8S_EXPIRE_CMD is not set (run through ctest)");
-        rc = gp_k8s_cm_get(k, ns, cm, &doc, NULL, err, sizeof(err));
-        CHECK(rc == GP_K8S_OK, "%s", err);
+        rc = gp_k8s_cm_get(k, ns, cm, &doc, NULL, &err);
+        CHECK(rc == GP_OK, "%s", err.msg);
         snprintf(rv, sizeof(rv), "%s", gp_cm_resource_version(doc));
         gp_cm_destroy(doc);
         CHECK(system(expire) == 0, "%s failed", expire);
@@ -179,21 +179,22 @@ int main(int argc, char **argv) {
                  "&allowWatchBookmarks=true&timeoutSeconds=2&resourceVersion=%s",
                  ns, cm, rv);
         lines_t got = {.n = 0};
-        rc = gp_k8s_stream(k, path, 10000, sink, NULL, &got, &http, err, sizeof(err));
+        rc = gp_k8s_stream(k, path, 10000, sink, NULL, &got, &http, &err);
         char gone[400] = "";
         if (http == 410)
-                snprintf(gone, sizeof(gone), "HTTP 410: %.300s", err);
+                snprintf(gone, sizeof(gone), "HTTP 410: %.300s", err.msg);
         for (int i = 0; i < got.n && !gone[0]; i++) {
                 gp_k8s_event_t ev;
-                char perr[300];
-                if (!gp_k8s_event_parse(got.lines[i], strlen(got.lines[i]), &ev, perr,
-                                        sizeof(perr)) &&
+                gp_err_t perr;
+                if (!gp_k8s_event_parse(got.lines[i], strlen(got.lines[i]), &ev, &perr) &&
                     ev.type == GP_K8S_EV_ERROR && ev.code == 410)
                         snprintf(gone, sizeof(gone), "ERROR event: %.300s", ev.message);
                 gp_k8s_event_clear(&ev);
         }
-        CHECK(gone[0], "a watch from resourceVersion %s after %s: HTTP %ld, %d lines (%.300s), "
-              "no 410", rv, expire, http, got.n, got.n ? got.lines[0] : err);
+        CHECK(gone[0],
+              "a watch from resourceVersion %s after %s: HTTP %ld, %d lines (%.300s), "
+              "no 410",
+              rv, expire, http, got.n, got.n ? got.lines[0] : err.msg);
         printf("ok   watch from resourceVersion %s after the restart and compaction: 410 (%s)\n",
                rv, gone);
 
@@ -205,11 +206,11 @@ int main(int argc, char **argv) {
         gp_k8s_watch_stats_t st;
         uint64_t gen = 0;
         char *json = NULL;
-        w = gp_k8s_watch_start_at(k, ns, cm, rv, err, sizeof(err));
-        CHECK(w, "%s", err);
+        w = gp_k8s_watch_start_at(k, ns, cm, rv, &err);
+        CHECK(w, "%s", err.msg);
         gp_k8s_watch_wait_first(w, 5000);
-        rc = gp_k8s_watch_latest(w, &gen, &json, err, sizeof(err));
-        CHECK(rc == GP_K8S_OK, "watch from %s: %s", rv, err);
+        rc = gp_k8s_watch_latest(w, &gen, &json, &err);
+        CHECK(rc == GP_OK, "watch from %s: %s", rv, err.msg);
         free(json);
         usleep(1000 * 1000); /* what the thread does next, once settled */
         gp_k8s_watch_stats(w, &st);
@@ -221,20 +222,19 @@ int main(int argc, char **argv) {
         {
                 uint64_t before = gp_k8s_watch_generation(w);
                 gp_kv_t one[] = {{"gate-proxy.check", "after-410"}};
-                gp_k8s_t *k2 = gp_k8s_new(gp_k8s_kubeconfig_load(kc, err, sizeof(err)), err,
-                                          sizeof(err));
-                CHECK(k2, "%s", err);
+                gp_k8s_t *k2 = gp_k8s_new(gp_k8s_kubeconfig_load(kc, &err), &err);
+                CHECK(k2, "%s", err.msg);
                 t0 = mono_ms();
-                rc = gp_k8s_cm_patch(k2, ns, cm, NULL, one, 1, NULL, err, sizeof(err));
-                CHECK(rc == GP_K8S_OK, "%s", err);
+                rc = gp_k8s_cm_patch(k2, ns, cm, NULL, one, 1, NULL, &err);
+                CHECK(rc == GP_OK, "%s", err.msg);
                 gp_k8s_destroy(k2);
                 while (gp_k8s_watch_generation(w) == before && mono_ms() - t0 < 5000)
                         usleep(1000);
                 t0 = mono_ms() - t0;
                 CHECK(gp_k8s_watch_generation(w) != before,
                       "the watch from now missed a change after the 410s");
-                rc = gp_k8s_watch_latest(w, &gen, &json, err, sizeof(err));
-                CHECK(rc == GP_K8S_OK && strstr(json, "after-410"), "the watch has an old copy");
+                rc = gp_k8s_watch_latest(w, &gen, &json, &err);
+                CHECK(rc == GP_OK && strstr(json, "after-410"), "the watch has an old copy");
                 free(json);
         }
         gp_k8s_watch_stop(w);
@@ -243,11 +243,11 @@ int main(int argc, char **argv) {
                "PATCH\n", rv, (long long)t0);
 
         /* 4. The watch thread publishes a change within milliseconds. */
-        w = gp_k8s_watch_start(k, ns, cm, err, sizeof(err));
-        CHECK(w, "%s", err);
+        w = gp_k8s_watch_start(k, ns, cm, &err);
+        CHECK(w, "%s", err.msg);
         gp_k8s_watch_wait_first(w, 5000);
-        rc = gp_k8s_watch_latest(w, &gen, &json, err, sizeof(err));
-        CHECK(rc == GP_K8S_OK, "watch: %s", err);
+        rc = gp_k8s_watch_latest(w, &gen, &json, &err);
+        CHECK(rc == GP_OK, "watch: %s", err.msg);
         free(json);
         usleep(300 * 1000); /* let the watch connect after its GET */
         int64_t worst = 0;
@@ -258,17 +258,16 @@ int main(int argc, char **argv) {
                 uint64_t before = gp_k8s_watch_generation(w);
                 /* From another client: no offer, only the watch tells. */
                 t0 = mono_ms();
-                gp_k8s_t *k2 = gp_k8s_new(gp_k8s_kubeconfig_load(kc, err, sizeof(err)), err,
-                                          sizeof(err));
-                CHECK(k2, "%s", err);
-                rc = gp_k8s_cm_patch(k2, ns, cm, NULL, one, 1, NULL, err, sizeof(err));
-                CHECK(rc == GP_K8S_OK, "%s", err);
+                gp_k8s_t *k2 = gp_k8s_new(gp_k8s_kubeconfig_load(kc, &err), &err);
+                CHECK(k2, "%s", err.msg);
+                rc = gp_k8s_cm_patch(k2, ns, cm, NULL, one, 1, NULL, &err);
+                CHECK(rc == GP_OK, "%s", err.msg);
                 gp_k8s_destroy(k2);
                 while (gp_k8s_watch_generation(w) == before && mono_ms() - t0 < 5000)
                         usleep(1000);
                 CHECK(gp_k8s_watch_generation(w) != before, "the watch missed change %d", i);
-                rc = gp_k8s_watch_latest(w, &gen, &json, err, sizeof(err));
-                CHECK(rc == GP_K8S_OK && strstr(json, v), "the watch has an old copy");
+                rc = gp_k8s_watch_latest(w, &gen, &json, &err);
+                CHECK(rc == GP_OK && strstr(json, v), "the watch has an old copy");
                 free(json);
                 if (mono_ms() - t0 > worst)
                         worst = mono_ms() - t0;

@@ -49,23 +49,23 @@ static void bytes_free(bytes_t *e) {
 }
 
 /* Compiles "avro:<path>" and the schema (single-quoted JSON) for it. */
-static gp_avsc_rc_t compile(const char *schema_sq, const char *path, gp_unit_t unit,
-                            gp_extract_t *x, gp_avro_t *av, char *err, size_t errlen) {
+static gp_errcode_t compile(const char *schema_sq, const char *path, gp_unit_t unit,
+                            gp_extract_t *x, gp_avro_t *av, gp_err_t *err) {
         char spec[1200], xerr[256];
         snprintf(spec, sizeof spec, "avro:%s", path);
         cr_assert_eq(gp_extract_compile(x, spec, unit, xerr, sizeof xerr), 0, "%s: %s", spec,
                      xerr);
         char *schema = dq(schema_sq);
-        gp_avsc_rc_t rc = gp_avsc_compile(schema, strlen(schema), x, av, err, errlen);
+        gp_errcode_t rc = gp_avsc_compile(schema, strlen(schema), x, av, err);
         free(schema);
         return rc;
 }
 
 static void compile_ok(const char *schema_sq, const char *path, gp_unit_t unit,
                        gp_extract_t *x, gp_avro_t *av) {
-        char err[256] = "";
-        gp_avsc_rc_t rc = compile(schema_sq, path, unit, x, av, err, sizeof err);
-        cr_assert_eq(rc, GP_AVSC_OK, "%s for %s: %s", schema_sq, path, err);
+        gp_err_t err = {0};
+        gp_errcode_t rc = compile(schema_sq, path, unit, x, av, &err);
+        cr_assert_eq(rc, GP_OK, "%s for %s: %s", schema_sq, path, err.msg);
         cr_assert_eq(av->path_len, x->avro_n);
         cr_assert_lt(av->root, av->n_nodes);
 }
@@ -508,9 +508,9 @@ static const row_t rows[] = {
 static void run_row(const row_t *r) {
         gp_extract_t x;
         gp_avro_t av;
-        char err[256] = "";
-        gp_avsc_rc_t crc = compile(r->schema, r->path, r->unit, &x, &av, err, sizeof err);
-        cr_assert_eq(crc, GP_AVSC_OK, "%s for %s: %s", r->schema, r->path, err);
+        gp_err_t err = {0};
+        gp_errcode_t crc = compile(r->schema, r->path, r->unit, &x, &av, &err);
+        cr_assert_eq(crc, GP_OK, "%s for %s: %s", r->schema, r->path, err.msg);
         bytes_t e = encode(r->schema, r->value);
         int64_t ts = -77;
         gp_bad_t bad;
@@ -717,13 +717,13 @@ Test(avro, compile_path_errors) {
         for (size_t k = 0; k < N(cases); k++) {
                 gp_extract_t x;
                 gp_avro_t av;
-                char err[256] = "unchanged";
-                gp_avsc_rc_t rc = compile(cases[k].schema, cases[k].path, GP_UNIT_MS, &x, &av,
-                                          err, sizeof err);
-                cr_assert_eq(rc, GP_AVSC_NO_PATH, "%s for %s: %d (%s)", cases[k].schema,
-                             cases[k].path, rc, err);
-                cr_assert_not_null(strstr(err, cases[k].why), "%s: \"%s\" lacks \"%s\"",
-                                   cases[k].path, err, cases[k].why);
+                gp_err_t err = {0};
+                gp_errcode_t rc =
+                        compile(cases[k].schema, cases[k].path, GP_UNIT_MS, &x, &av, &err);
+                cr_assert_eq(rc, GP_ERR_NOT_FOUND, "%s for %s: %d (%s)", cases[k].schema,
+                             cases[k].path, rc, err.msg);
+                cr_assert_not_null(strstr(err.msg, cases[k].why), "%s: \"%s\" lacks \"%s\"",
+                                   cases[k].path, err.msg, cases[k].why);
                 cr_assert_eq(av.n_nodes, 0);
                 cr_assert_null(av.nodes);
                 cr_assert_null(av.kids);
@@ -830,13 +830,13 @@ Test(avro, compile_bad_schemas) {
         for (size_t k = 0; k < N(cases); k++) {
                 gp_extract_t x;
                 gp_avro_t av;
-                char err[256] = "unchanged";
-                gp_avsc_rc_t rc =
-                    compile(cases[k].schema, cases[k].path, GP_UNIT_MS, &x, &av, err, sizeof err);
-                cr_assert_eq(rc, GP_AVSC_BAD, "case %zu %.200s: %d (%s)", k, cases[k].schema, rc,
-                             err);
-                cr_assert_not_null(strstr(err, cases[k].why), "case %zu: \"%s\" lacks \"%s\"", k,
-                                   err, cases[k].why);
+                gp_err_t err = {0};
+                gp_errcode_t rc =
+                        compile(cases[k].schema, cases[k].path, GP_UNIT_MS, &x, &av, &err);
+                cr_assert_eq(rc, GP_ERR_INVALID, "case %zu %.200s: %d (%s)", k,
+                             cases[k].schema, rc, err.msg);
+                cr_assert_not_null(strstr(err.msg, cases[k].why),
+                                   "case %zu: \"%s\" lacks \"%s\"", k, err.msg, cases[k].why);
                 cr_assert_eq(av.n_nodes, 0);
                 cr_assert_null(av.nodes);
                 cr_assert_null(av.kids);
@@ -849,10 +849,11 @@ Test(avro, compile_bad_schemas) {
 Test(avro, compile_needs_an_avro_extractor) {
         gp_extract_t x;
         gp_avro_t av;
-        char err[128] = "";
-        cr_assert_eq(gp_extract_compile(&x, "json:ts", GP_UNIT_MS, err, sizeof err), 0);
-        cr_assert_eq(gp_avsc_compile("\"long\"", 6, &x, &av, err, sizeof err), GP_AVSC_BAD);
-        cr_assert_not_null(strstr(err, "avro:PATH"), "%s", err);
+        gp_err_t err = {0};
+        cr_assert_eq(gp_extract_compile(&x, "json:ts", GP_UNIT_MS, err.msg, sizeof err.msg),
+                     0);
+        cr_assert_eq(gp_avsc_compile("\"long\"", 6, &x, &av, &err), GP_ERR_INVALID);
+        cr_assert_not_null(strstr(err.msg, "avro:PATH"), "%s", err.msg);
         cr_assert_eq(av.n_nodes, 0);
 }
 

@@ -40,10 +40,10 @@ static void write_tmp(const char *text, size_t len) {
 }
 
 /* Loads text through a real file; the file is removed again. */
-static int load_text(gp_conf_t *c, const char *text, char *err) {
+static int load_text(gp_conf_t *c, const char *text, gp_err_t *err) {
         write_tmp(text, strlen(text));
-        err[0] = '\0';
-        int rc = gp_conf_load_file(c, tmp_path, err, ERRLEN);
+        gp_err_clear(err);
+        int rc = gp_conf_load_file(c, tmp_path, err);
         unlink(tmp_path);
         return rc;
 }
@@ -96,11 +96,12 @@ Test(conf, drain_warning) {
         };
         for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
                 gp_conf_t c;
-                char err[ERRLEN], text[1024], w[400];
+                char text[1024], w[400];
+                gp_err_t err;
                 snprintf(text, sizeof text, "%s%s", BASE, t[i].groups);
                 gp_conf_init(&c);
-                cr_assert_eq(load_text(&c, text, err), 0, "%s", err);
-                cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+                cr_assert_eq(load_text(&c, text, &err), 0, "%s", err.msg);
+                cr_assert_eq(gp_conf_finalize(&c, &err), 0, "%s", err.msg);
                 gp_conf_drain_warning(&c, w, sizeof w);
                 if (t[i].names) {
                         cr_assert(strstr(w, t[i].names), "case %zu: %s", i, w);
@@ -114,10 +115,10 @@ Test(conf, drain_warning) {
 
 Test(conf, minimal_file_finalizes_with_derived_defaults) {
         gp_conf_t c;
-        char err[ERRLEN];
+        gp_err_t err;
         gp_conf_init(&c);
-        cr_assert_eq(load_text(&c, BASE, err), 0, "%s", err);
-        cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(load_text(&c, BASE, &err), 0, "%s", err.msg);
+        cr_assert_eq(gp_conf_finalize(&c, &err), 0, "%s", err.msg);
         cr_assert_str_eq(c.transactional_id, "gate-proxy-orders-enrich");
         cr_assert_str_eq(c.group_id, "gate-proxy-orders-enrich");
         cr_assert_str_eq(c.dlq_topic, "orders-enrich.dlq");
@@ -126,7 +127,7 @@ Test(conf, minimal_file_finalizes_with_derived_defaults) {
         /* Colour templates stay templates. */
         cr_assert_str_eq(c.topic_blue, "{topic}.blue");
         /* A second finalize changes nothing and leaks nothing. */
-        cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(gp_conf_finalize(&c, &err), 0, "%s", err.msg);
         cr_assert_eq(c.n_topics, 1);
         cr_assert_str_eq(c.transactional_id, "gate-proxy-orders-enrich");
         gp_conf_destroy(&c);
@@ -166,10 +167,10 @@ Test(conf, every_key_set) {
                 "kafka.sasl.password=a=b#c \n"
                 "kafka.client.id=" /* last line without a newline, empty value */;
         gp_conf_t c;
-        char err[ERRLEN];
+        gp_err_t err;
         gp_conf_init(&c);
-        cr_assert_eq(load_text(&c, text, err), 0, "%s", err);
-        cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(load_text(&c, text, &err), 0, "%s", err.msg);
+        cr_assert_eq(gp_conf_finalize(&c, &err), 0, "%s", err.msg);
         cr_assert_str_eq(c.pipeline, "pay.v2_x-1");
         cr_assert_str_eq(c.transactional_id, "tx-pay.v2_x-1-a");
         cr_assert_str_eq(c.group_id, "grp.pay.v2_x-1");
@@ -236,7 +237,7 @@ Test(conf, enum_words) {
                 {"gate.delivery", "exactly-once", GP_DELIVERY_EOS},
                 {"gate.delivery", "at-least-once", GP_DELIVERY_ALO},
         };
-        char err[ERRLEN];
+        gp_err_t err;
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
                 gp_conf_t c;
                 gp_conf_init(&c);
@@ -246,8 +247,8 @@ Test(conf, enum_words) {
                 c.bad_record = (gp_bad_policy_t)!rows[i].want;
                 c.late = (gp_late_policy_t)!rows[i].want;
                 c.delivery = (gp_delivery_t)!rows[i].want;
-                cr_assert_eq(gp_conf_set(&c, rows[i].key, rows[i].value, "-X", err, sizeof err),
-                             0, "%s", err);
+                cr_assert_eq(gp_conf_set(&c, rows[i].key, rows[i].value, "-X", &err), 0, "%s",
+                             err.msg);
                 int got = !strcmp(rows[i].key, "gate.source.start")      ? (int)c.source_start
                           : !strcmp(rows[i].key, "gate.event-time.unit") ? (int)c.event_time_unit
                           : !strcmp(rows[i].key, "gate.bad-record")      ? (int)c.bad_record
@@ -261,12 +262,12 @@ Test(conf, enum_words) {
 Test(conf, event_time_forms) {
         static const char *const good[] = {"kafka-timestamp", "json:ts", "json:$.a.b[0].c",
                                            "header:event-time", "header:x"};
-        char err[ERRLEN];
+        gp_err_t err;
         for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
                 gp_conf_t c;
                 gp_conf_init(&c);
-                cr_assert_eq(gp_conf_set(&c, "gate.event-time", good[i], "-X", err, sizeof err),
-                             0, "%s: %s", good[i], err);
+                cr_assert_eq(gp_conf_set(&c, "gate.event-time", good[i], "-X", &err), 0,
+                             "%s: %s", good[i], err.msg);
                 cr_assert_str_eq(c.event_time, good[i]);
                 gp_conf_destroy(&c);
         }
@@ -406,31 +407,33 @@ Test(conf, bad_lines) {
                 {"bootstrap.servers=b:9092", "1: bootstrap.servers: unknown key (librdkafka "
                                              "properties are written kafka.<property>)"},
         };
-        char err[ERRLEN], want[ERRLEN];
+        char want[ERRLEN];
+        gp_err_t err;
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
                 gp_conf_t c;
                 gp_conf_init(&c);
-                cr_assert_eq(load_text(&c, rows[i].text, err), -1, "row %zu: \"%s\" loaded", i,
-                             rows[i].text);
+                cr_assert_eq(load_text(&c, rows[i].text, &err), -1, "row %zu: \"%s\" loaded",
+                             i, rows[i].text);
                 snprintf(want, sizeof want, "%s:%s", tmp_path, rows[i].want);
-                cr_assert_str_eq(err, want, "row %zu: %s", i, err);
+                cr_assert_str_eq(err.msg, want, "row %zu: %s", i, err.msg);
                 gp_conf_destroy(&c);
         }
 }
 
 Test(conf, too_many_topics) {
-        char list[GP_CONF_MAX_TOPICS * 8 + 16], err[ERRLEN];
+        char list[GP_CONF_MAX_TOPICS * 8 + 16];
+        gp_err_t err;
         size_t o = 0;
         gp_conf_t c;
         for (int i = 0; i <= GP_CONF_MAX_TOPICS; i++)
                 o += (size_t)snprintf(list + o, sizeof list - o, "%st%d", i ? "," : "", i);
         gp_conf_init(&c);
-        cr_assert_eq(gp_conf_set(&c, "gate.source.topics", list, "-X", err, sizeof err), -1);
-        cr_assert_str_eq(err, "-X: gate.source.topics: more than 64 topics");
+        cr_assert_eq(gp_conf_set(&c, "gate.source.topics", list, "-X", &err), -1);
+        cr_assert_str_eq(err.msg, "-X: gate.source.topics: more than 64 topics");
         /* Exactly the maximum is fine. */
         *strrchr(list, ',') = '\0';
-        cr_assert_eq(gp_conf_set(&c, "gate.source.topics", list, "-X", err, sizeof err), 0,
-                     "%s", err);
+        cr_assert_eq(gp_conf_set(&c, "gate.source.topics", list, "-X", &err), 0, "%s",
+                     err.msg);
         gp_conf_destroy(&c);
 }
 
@@ -458,7 +461,8 @@ Test(conf, integer_bounds) {
                 {"gate.status.interval.ms", 1000, 3600000,
                  "expected an integer between 1000 and 3600000 ms"},
         };
-        char err[ERRLEN], want[ERRLEN], v[32];
+        char want[ERRLEN], v[32];
+        gp_err_t err;
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
                 const long long bad[2] = {rows[i].min - 1, rows[i].max + 1};
                 const long long good[2] = {rows[i].min, rows[i].max};
@@ -466,15 +470,15 @@ Test(conf, integer_bounds) {
                 gp_conf_init(&c);
                 for (int k = 0; k < 2; k++) {
                         snprintf(v, sizeof v, "%lld", bad[k]);
-                        cr_assert_eq(gp_conf_set(&c, rows[i].key, v, "-X", err, sizeof err), -1,
+                        cr_assert_eq(gp_conf_set(&c, rows[i].key, v, "-X", &err), -1,
                                      "%s=%s accepted", rows[i].key, v);
                         snprintf(want, sizeof want, "-X: %s: %s", rows[i].key, rows[i].reason);
-                        cr_assert_str_eq(err, want);
+                        cr_assert_str_eq(err.msg, want);
                 }
                 for (int k = 0; k < 2; k++) {
                         snprintf(v, sizeof v, "%lld", good[k]);
-                        cr_assert_eq(gp_conf_set(&c, rows[i].key, v, "-X", err, sizeof err), 0,
-                                     "%s=%s: %s", rows[i].key, v, err);
+                        cr_assert_eq(gp_conf_set(&c, rows[i].key, v, "-X", &err), 0,
+                                     "%s=%s: %s", rows[i].key, v, err.msg);
                         long long got =
                                 !strcmp(rows[i].key, "gate.topics.replication.factor")
                                         ? c.topics_replication
@@ -497,16 +501,13 @@ Test(conf, integer_bounds) {
 
 Test(conf, replication_factor_minus_one) {
         gp_conf_t c;
-        char err[ERRLEN];
+        gp_err_t err;
         gp_conf_init(&c);
         c.topics_replication = 3;
-        cr_assert_eq(gp_conf_set(&c, "gate.topics.replication.factor", "-1", "-X", err,
-                                 sizeof err),
-                     0, "%s", err);
+        cr_assert_eq(gp_conf_set(&c, "gate.topics.replication.factor", "-1", "-X", &err), 0,
+                     "%s", err.msg);
         cr_assert_eq(c.topics_replication, -1);
-        cr_assert_eq(gp_conf_set(&c, "gate.topics.replication.factor", "-2", "-X", err,
-                                 sizeof err),
-                     -1);
+        cr_assert_eq(gp_conf_set(&c, "gate.topics.replication.factor", "-2", "-X", &err), -1);
         gp_conf_destroy(&c);
 }
 
@@ -519,18 +520,18 @@ Test(conf, boolean_words) {
                 {"0", -1},    {"yes", -1},  {"no", -1},   {"on", -1},   {"", -1},
                 {"true ", -1}, /* gp_conf_set does not trim; only file lines are trimmed */
         };
-        char err[ERRLEN];
+        gp_err_t err;
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
                 gp_conf_t c;
                 gp_conf_init(&c);
                 c.topics_create = rows[i].want != 1;
-                int rc = gp_conf_set(&c, "gate.topics.create", rows[i].value, "-X", err,
-                                     sizeof err);
+                int rc = gp_conf_set(&c, "gate.topics.create", rows[i].value, "-X", &err);
                 if (rows[i].want < 0) {
                         cr_assert_eq(rc, -1, "\"%s\" accepted", rows[i].value);
-                        cr_assert_str_eq(err, "-X: gate.topics.create: expected true or false");
+                        cr_assert_str_eq(err.msg,
+                                         "-X: gate.topics.create: expected true or false");
                 } else {
-                        cr_assert_eq(rc, 0, "\"%s\": %s", rows[i].value, err);
+                        cr_assert_eq(rc, 0, "\"%s\": %s", rows[i].value, err.msg);
                         cr_assert_eq(c.topics_create, rows[i].want == 1, "\"%s\"", rows[i].value);
                 }
                 gp_conf_destroy(&c);
@@ -562,12 +563,12 @@ Test(conf, unknown_key_suggestions) {
                 {"acks", "-X: acks: unknown key (librdkafka properties are written "
                          "kafka.<property>)"},
         };
-        char err[ERRLEN];
+        gp_err_t err;
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
                 gp_conf_t c;
                 gp_conf_init(&c);
-                cr_assert_eq(gp_conf_set(&c, rows[i].key, "1", "-X", err, sizeof err), -1);
-                cr_assert_str_eq(err, rows[i].want);
+                cr_assert_eq(gp_conf_set(&c, rows[i].key, "1", "-X", &err), -1);
+                cr_assert_str_eq(err.msg, rows[i].want);
                 gp_conf_destroy(&c);
         }
 }
@@ -578,7 +579,8 @@ Test(conf, unknown_key_suggestions) {
 Test(conf, line_length_limit) {
         size_t n = strlen("kafka.x=") + (GP_CONF_MAX_LINE - strlen("kafka.x="));
         char *text = malloc(2 * (GP_CONF_MAX_LINE + 2) + 32);
-        char err[ERRLEN], want[ERRLEN];
+        char want[ERRLEN];
+        gp_err_t err;
         gp_conf_t c;
         cr_assert_not_null(text);
         /* Line 1: exactly the limit; line 2: one byte more. */
@@ -590,9 +592,9 @@ Test(conf, line_length_limit) {
         text[2 * n + 2] = '\n';
         text[2 * n + 3] = '\0';
         gp_conf_init(&c);
-        cr_assert_eq(load_text(&c, text, err), -1);
+        cr_assert_eq(load_text(&c, text, &err), -1);
         snprintf(want, sizeof want, "%s:2: line is longer than 4096 bytes", tmp_path);
-        cr_assert_str_eq(err, want);
+        cr_assert_str_eq(err.msg, want);
         cr_assert_eq(c.n_kafka, 1);
         cr_assert_eq(strlen(c.kafka[0].value), GP_CONF_MAX_LINE - 16);
         gp_conf_destroy(&c);
@@ -602,7 +604,8 @@ Test(conf, line_length_limit) {
 Test(conf, file_size_limit) {
         size_t max = GP_CONF_MAX_FILE;
         char *text = malloc(max + 2);
-        char err[ERRLEN], want[ERRLEN];
+        char want[ERRLEN];
+        gp_err_t err;
         gp_conf_t c;
         cr_assert_not_null(text);
         /* Comment lines up to exactly 1 MiB: accepted. */
@@ -612,52 +615,53 @@ Test(conf, file_size_limit) {
         }
         text[max] = '\0';
         gp_conf_init(&c);
-        cr_assert_eq(load_text(&c, text, err), 0, "%s", err);
+        cr_assert_eq(load_text(&c, text, &err), 0, "%s", err.msg);
         /* One byte more: refused before any line is read. */
         text[max] = '#';
         text[max + 1] = '\0';
-        cr_assert_eq(load_text(&c, text, err), -1);
+        cr_assert_eq(load_text(&c, text, &err), -1);
         snprintf(want, sizeof want, "%s: file is larger than 1 MiB (1048576 bytes)", tmp_path);
-        cr_assert_str_eq(err, want);
+        cr_assert_str_eq(err.msg, want);
         gp_conf_destroy(&c);
         free(text);
 }
 
 Test(conf, missing_file_and_directory) {
         gp_conf_t c;
-        char err[ERRLEN];
+        gp_err_t err;
         gp_conf_init(&c);
-        cr_assert_eq(gp_conf_load_file(&c, "/nonexistent/gate-proxy.conf", err, sizeof err), -1);
-        cr_assert_str_eq(err, "/nonexistent/gate-proxy.conf: cannot open: No such file or "
-                              "directory");
-        cr_assert_eq(gp_conf_load_file(&c, "/", err, sizeof err), -1);
-        cr_assert_str_eq(err, "/: cannot read: Is a directory");
+        cr_assert_eq(gp_conf_load_file(&c, "/nonexistent/gate-proxy.conf", &err), -1);
+        cr_assert_str_eq(err.msg, "/nonexistent/gate-proxy.conf: cannot open: No such file or "
+                                  "directory");
+        cr_assert_eq(gp_conf_load_file(&c, "/", &err), -1);
+        cr_assert_str_eq(err.msg, "/: cannot read: Is a directory");
         gp_conf_destroy(&c);
 }
 
 Test(conf, buffer_nul_byte_and_name) {
         static const char buf[] = "gate.pipeline=a\n# fine\ngate.late=n\0ew\n";
         gp_conf_t c;
-        char err[ERRLEN];
+        gp_err_t err;
         gp_conf_init(&c);
-        cr_assert_eq(gp_conf_load_buffer(&c, "mem", buf, sizeof buf - 1, err, sizeof err), -1);
-        cr_assert_str_eq(err, "mem:3: line contains a NUL byte");
+        cr_assert_eq(gp_conf_load_buffer(&c, "mem", buf, sizeof buf - 1, &err), -1);
+        cr_assert_str_eq(err.msg, "mem:3: line contains a NUL byte");
         cr_assert_str_eq(c.pipeline, "a");
         /* An empty buffer and one without a final newline are fine. */
-        cr_assert_eq(gp_conf_load_buffer(&c, "mem", "", 0, err, sizeof err), 0);
-        cr_assert_eq(gp_conf_load_buffer(&c, "mem", "gate.late=dlqXX", 13, err, sizeof err), 0,
-                     "%s", err);
+        cr_assert_eq(gp_conf_load_buffer(&c, "mem", "", 0, &err), 0);
+        cr_assert_eq(gp_conf_load_buffer(&c, "mem", "gate.late=dlqXX", 13, &err), 0, "%s",
+                     err.msg);
         cr_assert_eq(c.late, GP_LATE_DLQ);
         gp_conf_destroy(&c);
 }
 
-Test(conf, small_or_null_error_buffer) {
+Test(conf, error_code_or_no_error_wanted) {
         gp_conf_t c;
-        char err[8];
+        gp_err_t err;
         gp_conf_init(&c);
-        cr_assert_eq(gp_conf_set(&c, "gate.delivery", "x", "-X", err, sizeof err), -1);
-        cr_assert_str_eq(err, "-X: gat");
-        cr_assert_eq(gp_conf_set(&c, "gate.delivery", "x", "-X", NULL, 0), -1);
+        cr_assert_eq(gp_conf_set(&c, "gate.delivery", "x", "-X", &err), -1);
+        cr_assert_eq(err.code, GP_ERR_INVALID);
+        cr_assert_not(err.retriable, "a bad setting stays bad");
+        cr_assert_eq(gp_conf_set(&c, "gate.delivery", "x", "-X", NULL), -1);
         gp_conf_destroy(&c);
 }
 
@@ -666,38 +670,40 @@ Test(conf, small_or_null_error_buffer) {
 
 Test(conf, override_wins_over_file) {
         gp_conf_t c;
-        char err[ERRLEN];
+        gp_err_t err;
         gp_conf_init(&c);
-        cr_assert_eq(load_text(&c, BASE "gate.commit.interval.ms=200\ngate.late=dlq\n", err), 0,
-                     "%s", err);
+        cr_assert_eq(load_text(&c, BASE "gate.commit.interval.ms=200\ngate.late=dlq\n", &err),
+                     0, "%s", err.msg);
         cr_assert_eq(c.commit_interval_ms, 200);
-        cr_assert_eq(gp_conf_set(&c, "gate.commit.interval.ms", "300", "-X", err, sizeof err), 0);
-        cr_assert_eq(gp_conf_set(&c, "gate.pipeline", "other", "-X", err, sizeof err), 0);
+        cr_assert_eq(gp_conf_set(&c, "gate.commit.interval.ms", "300", "-X", &err), 0);
+        cr_assert_eq(gp_conf_set(&c, "gate.pipeline", "other", "-X", &err), 0);
         cr_assert_eq(c.commit_interval_ms, 300);
         cr_assert_eq(c.late, GP_LATE_DLQ); /* not overridden: from the file */
-        cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(gp_conf_finalize(&c, &err), 0, "%s", err.msg);
         cr_assert_str_eq(c.transactional_id, "gate-proxy-other");
         /* A refused override leaves the value from the file. */
-        cr_assert_eq(gp_conf_set(&c, "gate.commit.interval.ms", "5", "-X", err, sizeof err), -1);
-        cr_assert_str_eq(err, "-X: gate.commit.interval.ms: expected an integer between 10 and "
-                              "60000 ms");
+        cr_assert_eq(gp_conf_set(&c, "gate.commit.interval.ms", "5", "-X", &err), -1);
+        cr_assert_str_eq(err.msg,
+                         "-X: gate.commit.interval.ms: expected an integer between 10 and "
+                         "60000 ms");
         cr_assert_eq(c.commit_interval_ms, 300);
         gp_conf_destroy(&c);
 }
 
 Test(conf, kafka_passthrough_order_and_override) {
         gp_conf_t c;
-        char err[ERRLEN], want[ERRLEN];
+        char want[ERRLEN];
+        gp_err_t err;
         gp_conf_init(&c);
         cr_assert_eq(load_text(&c,
                                "kafka.client.id=1\n"
                                "kafka.linger.ms=2\n"
                                "kafka.client.id=3\n"
                                "kafka.security.protocol = SASL_SSL\n",
-                               err),
-                     0, "%s", err);
-        cr_assert_eq(gp_conf_set(&c, "kafka.linger.ms", "4", "-X", err, sizeof err), 0);
-        cr_assert_eq(gp_conf_set(&c, "kafka.producer.batch.size", "5", "-X", err, sizeof err), 0);
+                               &err),
+                     0, "%s", err.msg);
+        cr_assert_eq(gp_conf_set(&c, "kafka.linger.ms", "4", "-X", &err), 0);
+        cr_assert_eq(gp_conf_set(&c, "kafka.producer.batch.size", "5", "-X", &err), 0);
         cr_assert_eq(c.n_kafka, 4);
         static const char *const keys[] = {"client.id", "linger.ms", "security.protocol",
                                            "producer.batch.size"};
@@ -804,15 +810,16 @@ Test(conf, finalize_errors) {
                  NULL,
                  "gate.transactional.id: longer than 249 characters once {pipeline} is replaced"},
         };
-        char err[ERRLEN], want[ERRLEN];
+        char want[ERRLEN];
+        gp_err_t err;
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
                 gp_conf_t c;
                 gp_conf_init(&c);
-                cr_assert_eq(load_text(&c, rows[i].text, err), 0, "row %zu: %s", i, err);
+                cr_assert_eq(load_text(&c, rows[i].text, &err), 0, "row %zu: %s", i, err.msg);
                 if (rows[i].mutate)
                         rows[i].mutate(&c);
-                err[0] = '\0';
-                cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), -1, "row %zu finalized", i);
+                err.msg[0] = '\0';
+                cr_assert_eq(gp_conf_finalize(&c, &err), -1, "row %zu finalized", i);
                 /* "@N" in want: line N of the file */
                 size_t o = 0;
                 for (const char *w = rows[i].want; *w && o < sizeof want - 1; w++) {
@@ -823,42 +830,43 @@ Test(conf, finalize_errors) {
                                 want[o++] = *w;
                 }
                 want[o] = '\0';
-                cr_assert_str_eq(err, want, "row %zu: %s", i, err);
+                cr_assert_str_eq(err.msg, want, "row %zu: %s", i, err.msg);
                 gp_conf_destroy(&c);
         }
 }
 
 Test(conf, finalize_colour_name_too_long) {
-        char topic[250], text[600], err[ERRLEN], want[ERRLEN];
+        char topic[250], text[600], want[ERRLEN];
+        gp_err_t err;
         gp_conf_t c;
         memset(topic, 't', 245); /* 245 + ".blue" = 250 > 249 */
         topic[245] = '\0';
         snprintf(text, sizeof text, BASE "gate.source.topics=%s\n", topic);
         gp_conf_init(&c);
-        cr_assert_eq(load_text(&c, text, err), 0, "%s", err);
-        cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), -1);
+        cr_assert_eq(load_text(&c, text, &err), 0, "%s", err.msg);
+        cr_assert_eq(gp_conf_finalize(&c, &err), -1);
         snprintf(want, sizeof want,
                  "gate.topic.blue: the name for topic %s is longer than 249 characters", topic);
-        cr_assert_str_eq(err, want);
+        cr_assert_str_eq(err.msg, want);
         gp_conf_destroy(&c);
 }
 
 Test(conf, finalize_accepts_metadata_broker_list) {
         gp_conf_t c;
-        char err[ERRLEN];
+        gp_err_t err;
         gp_conf_init(&c);
         cr_assert_eq(load_text(&c,
                                "gate.pipeline=p\ngate.source.topics=o\ncontrol.file=f\n"
                                "kafka.metadata.broker.list=b:9092\n",
-                               err),
-                     0, "%s", err);
-        cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+                               &err),
+                     0, "%s", err.msg);
+        cr_assert_eq(gp_conf_finalize(&c, &err), 0, "%s", err.msg);
         gp_conf_destroy(&c);
 }
 
 Test(conf, finalize_k8s_control) {
         gp_conf_t c;
-        char err[ERRLEN];
+        gp_err_t err;
         gp_conf_init(&c);
         cr_assert_null(c.k8s_configmap);
         cr_assert_null(c.k8s_namespace);
@@ -869,9 +877,9 @@ Test(conf, finalize_k8s_control) {
                                "control.k8s.configmap=orders-bluegreen-configmap\n"
                                "control.k8s.namespace=flink\n"
                                "control.k8s.kubeconfig=/etc/gate-proxy/kubeconfig\n",
-                               err),
-                     0, "%s", err);
-        cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+                               &err),
+                     0, "%s", err.msg);
+        cr_assert_eq(gp_conf_finalize(&c, &err), 0, "%s", err.msg);
         cr_assert_null(c.control_file);
         cr_assert_str_eq(c.k8s_configmap, "orders-bluegreen-configmap");
         cr_assert_str_eq(c.k8s_namespace, "flink");
@@ -883,9 +891,9 @@ Test(conf, finalize_k8s_control) {
         cr_assert_eq(load_text(&c,
                                "gate.pipeline=p\ngate.source.topics=o\n"
                                "kafka.bootstrap.servers=b:9092\ncontrol.k8s.configmap=bg\n",
-                               err),
-                     0, "%s", err);
-        cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+                               &err),
+                     0, "%s", err.msg);
+        cr_assert_eq(gp_conf_finalize(&c, &err), 0, "%s", err.msg);
         gp_conf_destroy(&c);
 
         static const struct {
@@ -903,8 +911,8 @@ Test(conf, finalize_k8s_control) {
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 gp_conf_init(&c);
-                cr_assert_eq(load_text(&c, bad[i].line, err), -1, "%s", bad[i].line);
-                cr_assert(strstr(err, bad[i].want), "%s: %s", bad[i].line, err);
+                cr_assert_eq(load_text(&c, bad[i].line, &err), -1, "%s", bad[i].line);
+                cr_assert(strstr(err.msg, bad[i].want), "%s: %s", bad[i].line, err.msg);
                 gp_conf_destroy(&c);
         }
 }
@@ -982,7 +990,8 @@ Test(conf, markdown_lists_every_key) {
 
 Test(conf, example_lists_every_key_and_loads) {
         char *ex = capture(gp_conf_write_example);
-        char needle[128], err[ERRLEN];
+        char needle[128];
+        gp_err_t err;
         for (size_t i = 0; i < gp_conf_n_keys(); i++) {
                 const char *k = gp_conf_key_name(i);
                 snprintf(needle, sizeof needle, "\n#%s=", k);
@@ -1004,8 +1013,8 @@ Test(conf, example_lists_every_key_and_loads) {
         /* The example is a working configuration. */
         gp_conf_t c;
         gp_conf_init(&c);
-        cr_assert_eq(load_text(&c, ex, err), 0, "%s", err);
-        cr_assert_eq(gp_conf_finalize(&c, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(load_text(&c, ex, &err), 0, "%s", err.msg);
+        cr_assert_eq(gp_conf_finalize(&c, &err), 0, "%s", err.msg);
         cr_assert_str_eq(c.pipeline, "orders-enrich");
         gp_conf_destroy(&c);
         free(ex);

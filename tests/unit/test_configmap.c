@@ -13,9 +13,9 @@ static const char *good =
         "\"is-first-deployment\":\"true\"}}";
 
 Test(configmap, parses_kubectl_output) {
-        char err[256];
-        gp_cm_t *cm = gp_cm_parse(good, strlen(good), err, sizeof(err));
-        cr_assert_not_null(cm, "%s", err);
+        gp_err_t err;
+        gp_cm_t *cm = gp_cm_parse(good, strlen(good), &err);
+        cr_assert_not_null(cm, "%s", err.msg);
         cr_assert_str_eq(gp_cm_name(cm), "bg-configmap");
         cr_assert_str_eq(gp_cm_resource_version(cm), "41");
         size_t n;
@@ -45,17 +45,17 @@ static const struct {
 
 Test(configmap, refuses_bad_documents) {
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-                char err[256] = "";
-                gp_cm_t *cm = gp_cm_parse(bad[i].doc, strlen(bad[i].doc), err, sizeof(err));
+                gp_err_t err = {0};
+                gp_cm_t *cm = gp_cm_parse(bad[i].doc, strlen(bad[i].doc), &err);
                 cr_assert_null(cm, "row %zu accepted", i);
-                cr_assert_str_eq(err, bad[i].err, "row %zu", i);
+                cr_assert_str_eq(err.msg, bad[i].err, "row %zu", i);
         }
 }
 
 Test(configmap, null_or_absent_data_is_empty) {
-        char err[256];
-        gp_cm_t *cm = gp_cm_parse("{\"data\":null}", 13, err, sizeof(err));
-        cr_assert_not_null(cm, "%s", err);
+        gp_err_t err;
+        gp_cm_t *cm = gp_cm_parse("{\"data\":null}", 13, &err);
+        cr_assert_not_null(cm, "%s", err.msg);
         size_t n = 9;
         gp_cm_data(cm, &n);
         cr_assert_eq(n, 0);
@@ -65,8 +65,8 @@ Test(configmap, null_or_absent_data_is_empty) {
 }
 
 Test(configmap, edits_keep_the_rest) {
-        char err[256];
-        gp_cm_t *cm = gp_cm_parse(good, strlen(good), err, sizeof(err));
+        gp_err_t err;
+        gp_cm_t *cm = gp_cm_parse(good, strlen(good), &err);
         cr_assert_eq(gp_cm_set(cm, "stage", "TRANSITIONING"), 0);
         cr_assert_eq(gp_cm_set(cm, "gate-proxy.phase", "split"), 0);
         cr_assert_eq(gp_cm_set(cm, "gate-proxy.cutoff", "5"), 0);
@@ -74,8 +74,8 @@ Test(configmap, edits_keep_the_rest) {
         cr_assert_eq(gp_cm_set_resource_version(cm, "42"), 0);
         gp_cm_remove_prefix(cm, "gate-proxy.");
         char *text = gp_cm_render(cm);
-        gp_cm_t *back = gp_cm_parse(text, strlen(text), err, sizeof(err));
-        cr_assert_not_null(back, "%s", err);
+        gp_cm_t *back = gp_cm_parse(text, strlen(text), &err);
+        cr_assert_not_null(back, "%s", err.msg);
         cr_assert_str_eq(gp_cm_get(back, "stage"), "TRANSITIONING");
         cr_assert_null(gp_cm_get(back, "is-first-deployment"));
         cr_assert_null(gp_cm_get(back, "gate-proxy.phase"));

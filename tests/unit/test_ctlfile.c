@@ -78,12 +78,12 @@ Test(ctlfile, keeps_last_good_state) {
 
 Test(ctlfile, writes_bump_resource_version) {
         gp_ctl_t *c = gp_ctl_new_file(path);
-        char err[256];
+        gp_err_t err;
         put(DOC("7", "GREEN", "TRANSITIONING", "false"));
         cr_assert_eq(gp_ctl_poll(c, false), 1);
         gp_kv_t kv[] = {{"watermark-stage", "WATERMARK_SET"}, {"watermark-toggle-value", "1000"}};
         gp_control_t base = *gp_ctl_current(c);
-        cr_assert_eq(gp_ctl_patch(c, kv, 2, &base, err, sizeof(err)), GP_CTL_OK, "%s", err);
+        cr_assert_eq(gp_ctl_patch(c, kv, 2, &base, &err), GP_OK, "%s", err.msg);
         cr_assert_str_eq(gp_cm_resource_version(gp_ctl_document(c)), "8");
         cr_assert_eq(gp_ctl_current(c)->toggle, 1000);
         gp_ctl_destroy(c);
@@ -91,15 +91,15 @@ Test(ctlfile, writes_bump_resource_version) {
 
 Test(ctlfile, conflict_rereads_and_retries_same_transition) {
         gp_ctl_t *c = gp_ctl_new_file(path);
-        char err[256];
+        gp_err_t err;
         put(DOC("1", "GREEN", "TRANSITIONING", "false"));
         cr_assert_eq(gp_ctl_poll(c, false), 1);
         gp_control_t base = *gp_ctl_current(c);
         /* Another writer bumps the version without changing the transition. */
         gp_kv_t other[] = {{"gate-proxy.heartbeat", "x"}};
-        cr_assert_eq(gp_ctlfile_update(path, NULL, other, 1, NULL, err, sizeof(err)), GP_CTL_OK);
+        cr_assert_eq(gp_ctlfile_update(path, NULL, other, 1, NULL, &err), GP_OK);
         gp_kv_t kv[] = {{"stage", "CLEAR_TO_TEARDOWN"}};
-        cr_assert_eq(gp_ctl_patch(c, kv, 1, &base, err, sizeof(err)), GP_CTL_OK, "%s", err);
+        cr_assert_eq(gp_ctl_patch(c, kv, 1, &base, &err), GP_OK, "%s", err.msg);
         cr_assert_eq(gp_ctl_current(c)->stage, GP_STAGE_CLEAR_TO_TEARDOWN);
         cr_assert_str_eq(gp_cm_get(gp_ctl_document(c), "gate-proxy.heartbeat"), "x");
         gp_ctl_destroy(c);
@@ -107,30 +107,29 @@ Test(ctlfile, conflict_rereads_and_retries_same_transition) {
 
 Test(ctlfile, conflict_with_new_transition_drops_the_write) {
         gp_ctl_t *c = gp_ctl_new_file(path);
-        char err[256];
+        gp_err_t err;
         put(DOC("1", "GREEN", "TRANSITIONING", "false"));
         cr_assert_eq(gp_ctl_poll(c, false), 1);
         gp_control_t base = *gp_ctl_current(c);
         /* The operator aborts meanwhile. */
         gp_kv_t ab[] = {{"active-deployment-type", "BLUE"}, {"is-first-deployment", "true"},
                         {"stage", "FAILING"}};
-        cr_assert_eq(gp_ctlfile_update(path, NULL, ab, 3, NULL, err, sizeof(err)), GP_CTL_OK);
+        cr_assert_eq(gp_ctlfile_update(path, NULL, ab, 3, NULL, &err), GP_OK);
         gp_kv_t kv[] = {{"stage", "CLEAR_TO_TEARDOWN"}};
-        cr_assert_eq(gp_ctl_patch(c, kv, 1, &base, err, sizeof(err)), GP_CTL_DROPPED);
-        gp_cm_t *now = gp_ctlfile_load(path, err, sizeof(err));
+        cr_assert_eq(gp_ctl_patch(c, kv, 1, &base, &err), GP_ERR_DROPPED);
+        gp_cm_t *now = gp_ctlfile_load(path, &err);
         cr_assert_str_eq(gp_cm_get(now, "stage"), "FAILING", "the abort must stand");
         gp_cm_destroy(now);
         gp_ctl_destroy(c);
 }
 
 Test(ctlfile, stale_expected_version_is_a_conflict) {
-        char err[256];
+        gp_err_t err;
         put(DOC("5", "BLUE", "RUNNING", "true"));
         gp_kv_t kv[] = {{"stage", "FAILING"}};
-        cr_assert_eq(gp_ctlfile_update(path, "4", kv, 1, NULL, err, sizeof(err)),
-                     GP_CTL_CONFLICT);
-        cr_assert_eq(gp_ctlfile_update(path, "5", kv, 1, NULL, err, sizeof(err)), GP_CTL_OK);
-        gp_cm_t *now = gp_ctlfile_load(path, err, sizeof(err));
+        cr_assert_eq(gp_ctlfile_update(path, "4", kv, 1, NULL, &err), GP_ERR_CONFLICT);
+        cr_assert_eq(gp_ctlfile_update(path, "5", kv, 1, NULL, &err), GP_OK);
+        gp_cm_t *now = gp_ctlfile_load(path, &err);
         cr_assert_str_eq(gp_cm_resource_version(now), "6");
         gp_cm_destroy(now);
 }
@@ -150,7 +149,8 @@ static char *slurp(void) {
  * by a decision; the bytes stay as the other writer left them. */
 Test(ctlfile, unreadable_map_is_not_written) {
         gp_ctl_t *c = gp_ctl_new_file(path);
-        char err[512], before[4096];
+        char before[4096];
+        gp_err_t err;
         const char *good = DOC("1", "GREEN", "TRANSITIONING", "false");
         put(good);
         cr_assert_eq(gp_ctl_poll(c, false), 1);
@@ -164,17 +164,17 @@ Test(ctlfile, unreadable_map_is_not_written) {
                 put(bads[i]);
                 cr_assert_eq(gp_ctl_poll(c, false), -1);
                 snprintf(before, sizeof(before), "%s", slurp());
-                cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, err, sizeof(err)), GP_CTL_INVALID,
+                cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, &err), GP_ERR_INVALID,
                              "status written into bad document %zu", i);
-                cr_assert_eq(gp_ctl_patch(c, dec, 1, &base, err, sizeof(err)), GP_CTL_INVALID,
+                cr_assert_eq(gp_ctl_patch(c, dec, 1, &base, &err), GP_ERR_INVALID,
                              "decision written into bad document %zu", i);
                 cr_assert_str_eq(slurp(), before, "bad document %zu changed", i);
                 cr_assert_eq(gp_ctl_current(c)->stage, GP_STAGE_TRANSITIONING);
         }
         unlink(path);
         cr_assert_eq(gp_ctl_poll(c, false), -1);
-        cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, err, sizeof(err)), GP_CTL_INVALID);
-        cr_assert(strstr(err, "not found"), "%s", err);
+        cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, &err), GP_ERR_INVALID);
+        cr_assert(strstr(err.msg, "not found"), "%s", err.msg);
         cr_assert_null(slurp(), "a deleted map was created again");
         gp_ctl_destroy(c);
 }
@@ -184,17 +184,17 @@ Test(ctlfile, unreadable_map_is_not_written) {
  * keeps the bad value; a decision waits for a valid map. */
 Test(ctlfile, status_goes_into_a_map_with_a_bad_value) {
         gp_ctl_t *c = gp_ctl_new_file(path);
-        char err[512];
+        gp_err_t err;
         put(DOC("1", "GREEN", "TRANSITIONING", "false"));
         cr_assert_eq(gp_ctl_poll(c, false), 1);
         gp_control_t base = *gp_ctl_current(c);
         put(DOC("2", "GREEN", "WARMING", "false"));
         cr_assert_eq(gp_ctl_poll(c, false), -1);
         gp_kv_t st[] = {{"gate-proxy.error", "bad stage"}};
-        cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, err, sizeof(err)), GP_CTL_OK, "%s", err);
+        cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, &err), GP_OK, "%s", err.msg);
         gp_kv_t dec[] = {{"stage", "CLEAR_TO_TEARDOWN"}};
-        cr_assert_eq(gp_ctl_patch(c, dec, 1, &base, err, sizeof(err)), GP_CTL_INVALID);
-        gp_cm_t *now = gp_ctlfile_load(path, err, sizeof(err));
+        cr_assert_eq(gp_ctl_patch(c, dec, 1, &base, &err), GP_ERR_INVALID);
+        gp_cm_t *now = gp_ctlfile_load(path, &err);
         cr_assert_str_eq(gp_cm_get(now, "stage"), "WARMING", "the bad value was replaced");
         cr_assert_str_eq(gp_cm_get(now, "gate-proxy.error"), "bad stage");
         cr_assert_str_eq(gp_cm_resource_version(now), "3");

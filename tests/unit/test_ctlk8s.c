@@ -42,22 +42,24 @@ static int64_t mono_ms(void) {
 }
 
 Test(ctlk8s, refused_names_and_kubeconfigs) {
-        char err[600];
+        gp_err_t err;
         write_kc("");
-        cr_expect_null(gp_ctl_new_k8s("Bad_Name", NULL, kc, false, err, sizeof(err)));
-        cr_expect(strstr(err, "ConfigMap name \"Bad_Name\": not a valid name"), "%s", err);
-        cr_expect_null(gp_ctl_new_k8s("bg", "a.b", kc, false, err, sizeof(err)));
-        cr_expect(strstr(err, "namespace \"a.b\": not a valid namespace name"), "%s", err);
-        cr_expect_null(gp_ctl_new_k8s("bg", NULL, "/nonexistent/kc", false, err, sizeof(err)));
-        cr_expect_str_eq(err, "kubernetes: /nonexistent/kc: No such file or directory");
+        cr_expect_null(gp_ctl_new_k8s("Bad_Name", NULL, kc, false, &err));
+        cr_expect(strstr(err.msg, "ConfigMap name \"Bad_Name\": not a valid name"), "%s",
+                  err.msg);
+        cr_expect_null(gp_ctl_new_k8s("bg", "a.b", kc, false, &err));
+        cr_expect(strstr(err.msg, "namespace \"a.b\": not a valid namespace name"), "%s",
+                  err.msg);
+        cr_expect_null(gp_ctl_new_k8s("bg", NULL, "/nonexistent/kc", false, &err));
+        cr_expect_str_eq(err.msg, "kubernetes: /nonexistent/kc: No such file or directory");
         cleanup();
 }
 
 Test(ctlk8s, no_server_without_watch) {
-        char err[600];
+        gp_err_t err;
         write_kc("    namespace: flink\n");
-        gp_ctl_t *c = gp_ctl_new_k8s("bg", NULL, kc, false, err, sizeof(err));
-        cr_assert_not_null(c, "%s", err);
+        gp_ctl_t *c = gp_ctl_new_k8s("bg", NULL, kc, false, &err);
+        cr_assert_not_null(c, "%s", err.msg);
         cr_expect_str_eq(gp_ctl_describe(c), "configmap flink/bg", "the context's namespace");
         cr_expect_eq(gp_ctl_poll(c, true), -1);
         const char *e = gp_ctl_error(c);
@@ -66,22 +68,24 @@ Test(ctlk8s, no_server_without_watch) {
                           strstr(e, "Couldn't connect to server"),
                   "%s", e);
         cr_expect_null(strstr(e, "TOPSECRET"), "the token is never in a message");
-        cr_expect_null(gp_ctl_load(c, err, sizeof(err)));
+        cr_expect_null(gp_ctl_load(c, &err));
         gp_kv_t kv[] = {{"gate-proxy.phase", "steady"}};
-        cr_expect_eq(gp_ctl_write(c, "1", kv, 1, err, sizeof(err)), GP_CTL_ERR);
-        cr_expect(strstr(err, "PATCH configmap flink/bg: https://127.0.0.1:1/"), "%s", err);
-        cr_expect_null(strstr(err, "TOPSECRET"));
-        cr_expect_eq(gp_ctl_create(c, kv, 1, false, err, sizeof(err)), GP_CTL_ERR);
+        cr_expect_eq(gp_ctl_write(c, "1", kv, 1, &err), GP_ERR_TRANSPORT);
+        cr_expect(err.retriable, "no answer is worth another try");
+        cr_expect(strstr(err.msg, "PATCH configmap flink/bg: https://127.0.0.1:1/"), "%s",
+                  err.msg);
+        cr_expect_null(strstr(err.msg, "TOPSECRET"));
+        cr_expect_eq(gp_ctl_create(c, kv, 1, false, &err), GP_ERR_TRANSPORT);
         cr_expect(gp_ctl_cli_cas(c), "the CLI writes with a precondition");
         gp_ctl_destroy(c);
         cleanup();
 }
 
 Test(ctlk8s, no_server_with_watch) {
-        char err[600];
+        gp_err_t err;
         write_kc("");
-        gp_ctl_t *c = gp_ctl_new_k8s("bg", "ns1", kc, true, err, sizeof(err));
-        cr_assert_not_null(c, "%s", err);
+        gp_ctl_t *c = gp_ctl_new_k8s("bg", "ns1", kc, true, &err);
+        cr_assert_not_null(c, "%s", err.msg);
         cr_expect_str_eq(gp_ctl_describe(c), "configmap ns1/bg");
         /* The first answer (a refused connection) came before the return. */
         cr_expect_eq(gp_ctl_poll(c, false), -1);
@@ -97,10 +101,10 @@ Test(ctlk8s, no_server_with_watch) {
 }
 
 Test(ctlk8s, namespace_default) {
-        char err[600];
+        gp_err_t err;
         write_kc("");
-        gp_ctl_t *c = gp_ctl_new_k8s("bg", "", kc, false, err, sizeof(err));
-        cr_assert_not_null(c, "%s", err);
+        gp_ctl_t *c = gp_ctl_new_k8s("bg", "", kc, false, &err);
+        cr_assert_not_null(c, "%s", err.msg);
         cr_expect_str_eq(gp_ctl_describe(c), "configmap default/bg");
         gp_ctl_destroy(c);
         cleanup();

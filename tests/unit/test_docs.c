@@ -23,7 +23,8 @@ static bool ours(const char *line) {
 /* Sets every configuration line of rel's code blocks (all of a file that
  * is not Markdown, indented or not); returns how many. */
 static int check_file(const char *rel) {
-        char path[1024], line[4096], origin[1100], err[1024];
+        char path[1024], line[4096], origin[1100];
+        gp_err_t err;
         snprintf(path, sizeof path, "%s/%s", GP_SOURCE_DIR, rel);
         FILE *f = fopen(path, "r");
         cr_assert_not_null(f, "%s", path);
@@ -47,9 +48,9 @@ static int check_file(const char *rel) {
                 gp_conf_t c;
                 gp_conf_init(&c);
                 snprintf(origin, sizeof origin, "%s:%d", rel, lineno);
-                int rc = gp_conf_set(&c, l, eq + 1, origin, err, sizeof err);
+                int rc = gp_conf_set(&c, l, eq + 1, origin, &err);
                 gp_conf_destroy(&c);
-                cr_expect_eq(rc, 0, "%s", err);
+                cr_expect_eq(rc, 0, "%s", err.msg);
                 n++;
         }
         fclose(f);

@@ -47,19 +47,17 @@ Test(wire, events) {
         };
         for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
                 gp_k8s_event_t ev;
-                char err[300] = "";
-                int rc = gp_k8s_event_parse(t[i].line, strlen(t[i].line), &ev, err,
-                                            sizeof(err));
-                cr_assert_eq(rc, 0, "row %zu: %s", i, err);
+                gp_err_t err = {0};
+                int rc = gp_k8s_event_parse(t[i].line, strlen(t[i].line), &ev, &err);
+                cr_assert_eq(rc, 0, "row %zu: %s", i, err.msg);
                 cr_expect_eq(ev.type, t[i].type, "row %zu: %s", i, gp_k8s_ev_name(ev.type));
                 cr_expect_str_eq(ev.rv, t[i].rv, "row %zu", i);
                 cr_expect_eq(ev.code, t[i].code, "row %zu", i);
                 cr_expect_str_eq(ev.message, t[i].message, "row %zu", i);
                 if (t[i].stage) {
                         cr_assert_not_null(ev.object, "row %zu", i);
-                        gp_cm_t *cm = gp_cm_parse(ev.object, strlen(ev.object), err,
-                                                  sizeof(err));
-                        cr_assert_not_null(cm, "row %zu: %s", i, err);
+                        gp_cm_t *cm = gp_cm_parse(ev.object, strlen(ev.object), &err);
+                        cr_assert_not_null(cm, "row %zu: %s", i, err.msg);
                         cr_expect_str_eq(gp_cm_resource_version(cm), t[i].rv);
                         const char *st = gp_cm_get(cm, "stage");
                         cr_expect_str_eq(st ? st : "", t[i].stage, "row %zu", i);
@@ -98,11 +96,10 @@ Test(wire, bad_events) {
         };
         for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
                 gp_k8s_event_t ev;
-                char err[300] = "";
-                cr_expect_eq(gp_k8s_event_parse(t[i].line, strlen(t[i].line), &ev, err,
-                                                sizeof(err)),
-                             -1, "row %zu parsed", i);
-                cr_expect_str_eq(err, t[i].err, "row %zu: %s", i, err);
+                gp_err_t err = {0};
+                cr_expect_eq(gp_k8s_event_parse(t[i].line, strlen(t[i].line), &ev, &err),
+                             GP_ERR_INVALID, "row %zu parsed", i);
+                cr_expect_str_eq(err.msg, t[i].err, "row %zu: %s", i, err.msg);
                 cr_expect_null(ev.object);
         }
 }

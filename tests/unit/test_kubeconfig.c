@@ -150,13 +150,13 @@ static void expect(const char *row, const char *field, const char *want, const c
 }
 
 Test(kubeconfig, table) {
-        char err[512];
+        gp_err_t err;
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
                 const row_t *r = &rows[i];
-                err[0] = '\0';
+                err.msg[0] = '\0';
                 gp_k8s_conf_t *c = gp_k8s_kubeconfig_parse(r->yaml, strlen(r->yaml), "kc",
-                                                           "/etc/kube", err, sizeof(err));
-                cr_assert_not_null(c, "%s: %s", r->name, err);
+                                                           "/etc/kube", &err);
+                cr_assert_not_null(c, "%s: %s", r->name, err.msg);
                 expect(r->name, "server", r->server, c->server);
                 expect(r->name, "ns", r->ns, c->ns);
                 expect(r->name, "token", r->token, c->token);
@@ -174,12 +174,11 @@ Test(kubeconfig, table) {
                 gp_k8s_conf_destroy(c);
         }
         for (size_t i = 0; i < sizeof(bad_rows) / sizeof(bad_rows[0]); i++) {
-                err[0] = '\0';
+                err.msg[0] = '\0';
                 gp_k8s_conf_t *c = gp_k8s_kubeconfig_parse(
-                        bad_rows[i].yaml, strlen(bad_rows[i].yaml), "kc", "/etc/kube", err,
-                        sizeof(err));
+                        bad_rows[i].yaml, strlen(bad_rows[i].yaml), "kc", "/etc/kube", &err);
                 cr_expect_null(c, "%s: parsed", bad_rows[i].name);
-                cr_expect_str_eq(err, bad_rows[i].err, "%s", bad_rows[i].name);
+                cr_expect_str_eq(err.msg, bad_rows[i].err, "%s", bad_rows[i].name);
                 gp_k8s_conf_destroy(c);
         }
 }
@@ -195,9 +194,9 @@ Test(kubeconfig, several_entries_pick_the_named_ones) {
                         "- {name: one, context: {cluster: a, user: x}}\n"
                         "- {name: two, context: {cluster: b, user: y, namespace: n2}}\n"
                         "current-context: two\n";
-        char err[300];
-        gp_k8s_conf_t *c = gp_k8s_kubeconfig_parse(y, strlen(y), NULL, NULL, err, sizeof(err));
-        cr_assert_not_null(c, "%s", err);
+        gp_err_t err;
+        gp_k8s_conf_t *c = gp_k8s_kubeconfig_parse(y, strlen(y), NULL, NULL, &err);
+        cr_assert_not_null(c, "%s", err.msg);
         cr_expect_str_eq(c->server, "https://b:2");
         cr_expect_str_eq(c->token, "ty");
         cr_expect_str_eq(c->ns, "n2");
@@ -206,10 +205,10 @@ Test(kubeconfig, several_entries_pick_the_named_ones) {
 
 Test(kubeconfig, alias_cycle_does_not_loop) {
         const char *y = "a: &x [*x]\ncurrent-context: ctx\ncontexts: &c [*c]\n";
-        char err[300] = "";
-        gp_k8s_conf_t *c = gp_k8s_kubeconfig_parse(y, strlen(y), NULL, NULL, err, sizeof(err));
+        gp_err_t err = {0};
+        gp_k8s_conf_t *c = gp_k8s_kubeconfig_parse(y, strlen(y), NULL, NULL, &err);
         cr_expect_null(c);
-        cr_expect(err[0], "an error is given");
+        cr_expect(err.msg[0], "an error is given");
         gp_k8s_conf_destroy(c);
 }
 
@@ -238,13 +237,14 @@ static void rm(const char *name) {
 }
 
 Test(kubeconfig, load_from_KUBECONFIG_first_entry_and_HOME) {
-        char err[512], p[256];
+        char p[256];
+        gp_err_t err;
         mkdir_tmp();
         put("config", KC(SERVER, CTX, "    tokenFile: tok\n", CUR));
         snprintf(p, sizeof(p), "%s/config:/nonexistent/other", dir);
         setenv("KUBECONFIG", p, 1);
-        gp_k8s_conf_t *c = gp_k8s_kubeconfig_load(NULL, err, sizeof(err));
-        cr_assert_not_null(c, "%s", err);
+        gp_k8s_conf_t *c = gp_k8s_kubeconfig_load(NULL, &err);
+        cr_assert_not_null(c, "%s", err.msg);
         snprintf(p, sizeof(p), "%s/tok", dir);
         cr_expect_str_eq(c->token_file, p, "relative to the kubeconfig");
         gp_k8s_conf_destroy(c);
@@ -255,22 +255,22 @@ Test(kubeconfig, load_from_KUBECONFIG_first_entry_and_HOME) {
         mkdir(p, 0700);
         put(".kube/config", KC(SERVER, CTX, TOKEN, CUR));
         setenv("HOME", dir, 1);
-        c = gp_k8s_conf_load(NULL, err, sizeof(err));
-        cr_assert_not_null(c, "%s", err);
+        c = gp_k8s_conf_load(NULL, &err);
+        cr_assert_not_null(c, "%s", err.msg);
         cr_expect_str_eq(c->token, "s3cret");
         gp_k8s_conf_destroy(c);
 
         /* An explicit path that does not exist: the path and the reason. */
-        c = gp_k8s_kubeconfig_load("/nonexistent/kc", err, sizeof(err));
+        c = gp_k8s_kubeconfig_load("/nonexistent/kc", &err);
         cr_expect_null(c);
-        cr_expect_str_eq(err, "/nonexistent/kc: No such file or directory");
+        cr_expect_str_eq(err.msg, "/nonexistent/kc: No such file or directory");
 
         /* A parse error is prefixed by the path. */
         put("bad", KC(SERVER, CTX, TOKEN, ""));
         snprintf(p, sizeof(p), "%s/bad", dir);
-        c = gp_k8s_kubeconfig_load(p, err, sizeof(err));
+        c = gp_k8s_kubeconfig_load(p, &err);
         cr_expect_null(c);
-        cr_expect(strstr(err, "/bad: current-context: not set"), "%s", err);
+        cr_expect(strstr(err.msg, "/bad: current-context: not set"), "%s", err.msg);
 
         rm(".kube/config");
         snprintf(p, sizeof(p), "%s/.kube", dir);
@@ -281,13 +281,14 @@ Test(kubeconfig, load_from_KUBECONFIG_first_entry_and_HOME) {
 }
 
 Test(kubeconfig, in_cluster) {
-        char err[512], p[256];
+        char p[256];
+        gp_err_t err;
         mkdir_tmp();
         put("ca.crt", "-----BEGIN CERTIFICATE-----\n");
         put("token", "tok\n");
         put("namespace", "flink-prod\n");
-        gp_k8s_conf_t *c = gp_k8s_incluster_load("10.96.0.1", "443", dir, err, sizeof(err));
-        cr_assert_not_null(c, "%s", err);
+        gp_k8s_conf_t *c = gp_k8s_incluster_load("10.96.0.1", "443", dir, &err);
+        cr_assert_not_null(c, "%s", err.msg);
         cr_expect_str_eq(c->server, "https://10.96.0.1:443");
         cr_expect_str_eq(c->ns, "flink-prod");
         snprintf(p, sizeof(p), "%s/ca.crt", dir);
@@ -299,8 +300,8 @@ Test(kubeconfig, in_cluster) {
 
         /* IPv6: bracketed. No namespace file: none. */
         rm("namespace");
-        c = gp_k8s_incluster_load("fd00:10:96::1", "6443", dir, err, sizeof(err));
-        cr_assert_not_null(c, "%s", err);
+        c = gp_k8s_incluster_load("fd00:10:96::1", "6443", dir, &err);
+        cr_assert_not_null(c, "%s", err.msg);
         cr_expect_str_eq(c->server, "https://[fd00:10:96::1]:6443");
         cr_expect_null(c->ns);
         gp_k8s_conf_destroy(c);
@@ -317,36 +318,37 @@ Test(kubeconfig, in_cluster) {
                 {"a/b", "443", "KUBERNETES_SERVICE_HOST: \"a/b\" is not a host name or address"},
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-                c = gp_k8s_incluster_load(bad[i].host, bad[i].port, dir, err, sizeof(err));
+                c = gp_k8s_incluster_load(bad[i].host, bad[i].port, dir, &err);
                 cr_expect_null(c);
-                cr_expect_str_eq(err, bad[i].want);
+                cr_expect_str_eq(err.msg, bad[i].want);
         }
 
         /* The token file must be there. */
         rm("token");
-        c = gp_k8s_incluster_load("10.0.0.1", "443", dir, err, sizeof(err));
+        c = gp_k8s_incluster_load("10.0.0.1", "443", dir, &err);
         cr_expect_null(c);
         snprintf(p, sizeof(p), "%s/token: No such file or directory", dir);
-        cr_expect_str_eq(err, p);
+        cr_expect_str_eq(err.msg, p);
         rm("ca.crt");
         rmdir(dir);
 }
 
 Test(kubeconfig, explicit_kubeconfig_wins_over_in_cluster) {
-        char err[512], p[256];
+        char p[256];
+        gp_err_t err;
         mkdir_tmp();
         put("kc", KC(SERVER, CTX, TOKEN, CUR));
         snprintf(p, sizeof(p), "%s/kc", dir);
         setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
         setenv("KUBERNETES_SERVICE_PORT", "443", 1);
-        gp_k8s_conf_t *c = gp_k8s_conf_load(p, err, sizeof(err));
-        cr_assert_not_null(c, "%s", err);
+        gp_k8s_conf_t *c = gp_k8s_conf_load(p, &err);
+        cr_assert_not_null(c, "%s", err.msg);
         cr_expect_str_eq(c->server, "https://127.0.0.1:6443");
         gp_k8s_conf_destroy(c);
         /* Without it, in-cluster (whose files are missing here). */
-        c = gp_k8s_conf_load(NULL, err, sizeof(err));
+        c = gp_k8s_conf_load(NULL, &err);
         cr_expect_null(c);
-        cr_expect(strstr(err, GP_K8S_SA_DIR "/ca.crt"), "%s", err);
+        cr_expect(strstr(err.msg, GP_K8S_SA_DIR "/ca.crt"), "%s", err.msg);
         unsetenv("KUBERNETES_SERVICE_HOST");
         unsetenv("KUBERNETES_SERVICE_PORT");
         rm("kc");
@@ -357,7 +359,8 @@ Test(kubeconfig, explicit_kubeconfig_wins_over_in_cluster) {
 /* The test build reads the service account directory from GP_TEST_SA_DIR
  * (the integration test k8s_incluster plays a pod with it). */
 Test(kubeconfig, test_build_service_account_dir) {
-        char err[512], p[256];
+        char p[256];
+        gp_err_t err;
         mkdir_tmp();
         put("ca.crt", "-----BEGIN CERTIFICATE-----\n");
         put("token", "tok\n");
@@ -366,8 +369,8 @@ Test(kubeconfig, test_build_service_account_dir) {
         setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
         setenv("KUBERNETES_SERVICE_PORT", "6443", 1);
         setenv("GP_TEST_SA_DIR", dir, 1);
-        gp_k8s_conf_t *c = gp_k8s_conf_load(NULL, err, sizeof(err));
-        cr_assert_not_null(c, "%s", err);
+        gp_k8s_conf_t *c = gp_k8s_conf_load(NULL, &err);
+        cr_assert_not_null(c, "%s", err.msg);
         cr_expect_str_eq(c->server, "https://127.0.0.1:6443");
         cr_expect_str_eq(c->ns, "flink-test");
         snprintf(p, sizeof(p), "%s/token", dir);
@@ -377,9 +380,9 @@ Test(kubeconfig, test_build_service_account_dir) {
         gp_k8s_conf_destroy(c);
         /* Set but empty: the pod's own directory. */
         setenv("GP_TEST_SA_DIR", "", 1);
-        c = gp_k8s_conf_load(NULL, err, sizeof(err));
+        c = gp_k8s_conf_load(NULL, &err);
         cr_expect_null(c);
-        cr_expect(strstr(err, GP_K8S_SA_DIR "/ca.crt"), "%s", err);
+        cr_expect(strstr(err.msg, GP_K8S_SA_DIR "/ca.crt"), "%s", err.msg);
         unsetenv("GP_TEST_SA_DIR");
         unsetenv("KUBERNETES_SERVICE_HOST");
         unsetenv("KUBERNETES_SERVICE_PORT");

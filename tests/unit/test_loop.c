@@ -49,13 +49,13 @@ static void *run(void *arg) {
 /* A mock cluster with S, its colour topics and the dead-letter topic, a
  * control map for a first deployment, and the proxy running on them. */
 static void rig_up(rig_t *r, const char *delivery) {
-        char err[512];
+        gp_err_t err;
         memset(r, 0, sizeof(*r));
         gp_log_set_level("error");
         rd_kafka_conf_t *kc = rd_kafka_conf_new();
-        rd_kafka_conf_set(kc, "log_level", "2", err, sizeof(err));
-        r->host = rd_kafka_new(RD_KAFKA_PRODUCER, kc, err, sizeof(err));
-        cr_assert_not_null(r->host, "%s", err);
+        rd_kafka_conf_set(kc, "log_level", "2", err.msg, sizeof err.msg);
+        r->host = rd_kafka_new(RD_KAFKA_PRODUCER, kc, err.msg, sizeof err.msg);
+        cr_assert_not_null(r->host, "%s", err.msg);
         r->mock = rd_kafka_mock_cluster_new(r->host, 1);
         cr_assert_not_null(r->mock);
         r->bootstrap = rd_kafka_mock_cluster_bootstraps(r->mock);
@@ -81,11 +81,11 @@ static void rig_up(rig_t *r, const char *delivery) {
                 {"log.level", "error"},
         };
         for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-                cr_assert_eq(gp_conf_set(&r->conf, kv[i][0], kv[i][1], "test", err, sizeof(err)),
-                             0, "%s", err);
-        cr_assert_eq(gp_conf_finalize(&r->conf, err, sizeof(err)), 0, "%s", err);
-        r->p = gp_proxy_new(&r->conf, err, sizeof(err));
-        cr_assert_not_null(r->p, "%s", err);
+                cr_assert_eq(gp_conf_set(&r->conf, kv[i][0], kv[i][1], "test", &err), 0, "%s",
+                             err.msg);
+        cr_assert_eq(gp_conf_finalize(&r->conf, &err), 0, "%s", err.msg);
+        r->p = gp_proxy_new(&r->conf, &err);
+        cr_assert_not_null(r->p, "%s", err.msg);
         pthread_create(&r->thr, NULL, run, r);
 }
 
@@ -154,8 +154,8 @@ static void await_counts(rig_t *r, int64_t blue, int64_t green, const char *what
 
 /* The control file's KEY, "" when absent; into buf. */
 static const char *key(rig_t *r, const char *k, char *buf, size_t len) {
-        char err[256];
-        gp_cm_t *cm = gp_ctlfile_load(r->control, err, sizeof(err));
+        gp_err_t err;
+        gp_cm_t *cm = gp_ctlfile_load(r->control, &err);
         const char *v = cm ? gp_cm_get(cm, k) : NULL;
         snprintf(buf, len, "%s", v ? v : "");
         gp_cm_destroy(cm);
