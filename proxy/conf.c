@@ -749,9 +749,10 @@ static const prop_t props[] = {
          FIELD(registry_retry_ms),
          .desc = "How long a schema that cannot be fetched (registry unreachable, "
                  "timing out or answering 5xx) is retried, with a growing pause, "
-                 "before schema.registry.on-failure applies. Records wait meanwhile; "
-                 "the records before them are committed first. An id the registry "
-                 "does not know (404) is not retried."},
+                 "before schema.registry.on-failure applies. The records of that id "
+                 "wait meanwhile, and so does the rest of their partition; the other "
+                 "partitions go on. An id the registry does not know (404) is not "
+                 "retried."},
         {.name = "schema.registry.on-failure",
          .type = PT_ENUM,
          .def = "dlq",

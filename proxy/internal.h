@@ -46,9 +46,14 @@ typedef struct gp_pstate {
         int64_t wrote[2];
 } gp_pstate_t;
 
-/* Working and committed: done = work on commit, work = done on rewind. */
+/* Working and committed: done = work on commit, work = done on rewind.
+ * hold: the partition waits for the registry's answer on schema hold_id
+ * (paused, its position back at the record that needs it); outside work
+ * and done, since a rewind does not answer it. */
 typedef struct gp_pslot {
         gp_pstate_t work, done;
+        bool hold;
+        uint32_t hold_id;
 } gp_pslot_t;
 
 typedef struct gp_tslot {
@@ -84,6 +89,7 @@ struct gp_proxy {
         gp_extract_t ex;
         gp_avro_t avro_local;  /* gate.avro.schema compiled; n_nodes 0: none */
         gp_registry_t *reg;    /* schema.registry.url; NULL: none */
+        int n_hold;            /* partitions held for a schema (gp_pslot_t.hold) */
         rd_kafka_t *prod, *cons;
         rd_kafka_queue_t *queue;
         gp_fetchwake_t *wake; /* NULL: librdkafka's own fetch pacing */
@@ -153,9 +159,16 @@ int gp_delivery_exit_code(gp_proxy_t *p);
 /* record.c */
 int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t now,
                      int64_t mono);
-bool gp_record_schemas_missing(gp_proxy_t *p, rd_kafka_message_t **msgs, ssize_t n,
-                               int64_t mono);
-int gp_record_fetch_schemas(gp_proxy_t *p, rd_kafka_message_t **msgs, ssize_t n);
+/* With a registry: m's schema is not in the cache, so its partition is
+ * now held (paused, back at m) and the registry's thread asked for it:
+ * true, m and the rest of that partition's batch are not handled. */
+bool gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t mono);
+/* Takes the registry's answers and resumes the partitions they release;
+ * keeps held partitions from counting as idle. -1: an answer was
+ * registry-unavailable with schema.registry.on-failure=exit. */
+int gp_record_release(gp_proxy_t *p, int64_t now, int64_t mono);
+/* Pauses the held partitions again (after an assignment). */
+void gp_record_hold_again(gp_proxy_t *p);
 void gp_record_delivered(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
 
 #endif

@@ -283,27 +283,19 @@ static win_end_t window(gp_proxy_t *p, rd_kafka_message_t **msgs, bool *open) {
                         p->queue, (int)(left < GP_WAIT_MS ? left : GP_WAIT_MS), msgs,
                         want < BATCH ? want : BATCH);
                 gp_fetchwake_after(p->wake, msgs, got);
-                int64_t now = gp_now_ms();
-                bool drop = false;
-                if (p->reg && gp_record_schemas_missing(p, msgs, got, gp_mono_ms())) {
-                        /* Commit what came before: no transaction waits on
-                         * the registry. */
-                        if (*open)
-                                r = gp_delivery_commit(p);
-                        *open = false;
-                        int fr = r == GP_TX_OK ? gp_record_fetch_schemas(p, msgs, got) : 0;
-                        drop = fr == -2;
-                        if (fr == -1)
-                                r = GP_TX_FATAL;
-                        now = gp_now_ms();
-                }
-                int64_t bmono = gp_mono_ms();
+                int64_t now = gp_now_ms(), bmono = gp_mono_ms();
+                /* Schemas the registry's thread has fetched: their
+                 * partitions go on. */
+                if (p->reg && gp_record_release(p, now, bmono))
+                        r = GP_TX_FATAL;
                 for (ssize_t i = 0; i < got; i++) {
                         rd_kafka_message_t *m = msgs[i];
                         gp_tslot_t *t;
-                        if (drop || r != GP_TX_OK || m->err || !(t = gp_topics_slot(p, m->rkt)) ||
+                        if (r != GP_TX_OK || m->err || !(t = gp_topics_slot(p, m->rkt)) ||
                             m->partition >= t->n ||
-                            m->offset < t->parts[m->partition].work.pos) {
+                            m->offset < t->parts[m->partition].work.pos ||
+                            t->parts[m->partition].hold ||
+                            (p->reg && gp_record_hold(p, t, m, bmono))) {
                                 if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
                                         gp_warn("consume: %s", rd_kafka_message_errstr(m));
                                 rd_kafka_message_destroy(m);

@@ -172,50 +172,80 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
 }
 
 /* Does the batch hold a registry id the cache cannot answer? */
-bool gp_record_schemas_missing(gp_proxy_t *p, rd_kafka_message_t **msgs, ssize_t n,
-                            int64_t mono) {
-        gp_schema_ref_t ref;
-        uint32_t id, last = 0;
-        bool have_last = false;
-        const uint8_t *body;
-        size_t len;
-        for (ssize_t i = 0; i < n; i++) {
-                if (msgs[i]->err ||
-                    gp_avro_frame(msgs[i]->payload, msgs[i]->len, &id, &body, &len) ||
-                    (have_last && id == last))
-                        continue; /* a run of one id is looked up once */
-                if (!gp_registry_lookup(p->reg, id, mono, &ref))
-                        return true;
-                last = id;
-                have_last = true;
+/* Pauses (or resumes) one partition, and on pausing moves its position
+ * back to offset: what was fetched past it is fetched again on resume. */
+static void pause_at(gp_proxy_t *p, const char *topic, int32_t part, int64_t offset,
+                     bool pause) {
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_add(l, topic, part)->offset = offset;
+        rd_kafka_resp_err_t e = pause ? rd_kafka_pause_partitions(p->cons, l)
+                                      : rd_kafka_resume_partitions(p->cons, l);
+        if (e)
+                gp_warn("%s %s/%d: %s", pause ? "pause" : "resume", topic, part,
+                        rd_kafka_err2str(e));
+        if (pause && offset >= 0) {
+                rd_kafka_error_t *se = rd_kafka_seek_partitions(p->cons, l, GP_KAFKA_WAIT_MS);
+                if (se) {
+                        gp_warn("seek %s/%d to %" PRId64 ": %s", topic, part, offset,
+                                rd_kafka_error_string(se));
+                        rd_kafka_error_destroy(se);
+                }
         }
-        return false;
+        rd_kafka_topic_partition_list_destroy(l);
 }
 
-/* Fetches the schemas the batch needs; called with no transaction open.
- * 0: go on; -1: schema.registry.on-failure=exit and the registry stayed
- * out of reach; -2: stopping (the batch is not handled). */
-int gp_record_fetch_schemas(gp_proxy_t *p, rd_kafka_message_t **msgs, ssize_t n) {
+bool gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t mono) {
         gp_schema_ref_t ref;
         uint32_t id;
         const uint8_t *body;
         size_t len;
-        for (ssize_t i = 0; i < n; i++) {
-                if (msgs[i]->err ||
-                    gp_avro_frame(msgs[i]->payload, msgs[i]->len, &id, &body, &len) ||
-                    gp_registry_lookup(p->reg, id, gp_mono_ms(), &ref))
-                        continue;
-                int rc = gp_registry_fetch(p->reg, id, &p->stop);
-                if (rc == -2)
-                        return -2;
-                if (rc == -1 && p->conf->registry_exit) {
-                        gp_error("schema registry out of reach and "
-                                 "schema.registry.on-failure=exit: exiting (code %d); a "
-                                 "restart goes on from the last commit",
-                                 GP_EXIT_FATAL);
-                        return -1;
-                }
+        if (gp_avro_frame(m->payload, m->len, &id, &body, &len) ||
+            gp_registry_lookup(p->reg, id, mono, &ref))
+                return false; /* not framed (dead-lettered), or known */
+        gp_pslot_t *ps = &t->parts[m->partition];
+        gp_registry_want(p->reg, id);
+        ps->hold = true;
+        ps->hold_id = id;
+        p->n_hold++;
+        pause_at(p, t->name, m->partition, m->offset, true);
+        gp_debug("%s/%d held at offset %" PRId64 " for schema id %" PRIu32, t->name,
+                 m->partition, m->offset, id);
+        return true;
+}
+
+int gp_record_release(gp_proxy_t *p, int64_t now, int64_t mono) {
+        int gave_up = gp_registry_collect(p->reg);
+        if (gave_up && p->conf->registry_exit) {
+                gp_error("schema registry out of reach and schema.registry.on-failure=exit: "
+                         "exiting (code %d); a restart goes on from the last commit",
+                         GP_EXIT_FATAL);
+                return -1;
         }
+        gp_schema_ref_t ref;
+        for (int t = 0; t < p->n_topics && p->n_hold; t++)
+                for (int i = 0; i < p->topics[t].n; i++) {
+                        gp_pslot_t *ps = &p->topics[t].parts[i];
+                        if (!ps->hold)
+                                continue;
+                        if (!gp_registry_lookup(p->reg, ps->hold_id, mono, &ref)) {
+                                /* Waiting is not idleness: the watermark
+                                 * waits for this partition's records. */
+                                ps->work.st.last_wall = now;
+                                gp_registry_want(p->reg, ps->hold_id); /* if it was full */
+                                continue;
+                        }
+                        ps->hold = false;
+                        p->n_hold--;
+                        pause_at(p, p->topics[t].name, i, -1, false);
+                        gp_debug("%s/%d resumed: schema id %" PRIu32 " answered",
+                                 p->topics[t].name, i, ps->hold_id);
+                }
         return 0;
 }
 
+void gp_record_hold_again(gp_proxy_t *p) {
+        for (int t = 0; t < p->n_topics && p->n_hold; t++)
+                for (int i = 0; i < p->topics[t].n; i++)
+                        if (p->topics[t].parts[i].hold)
+                                pause_at(p, p->topics[t].name, i, -1, true);
+}

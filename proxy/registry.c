@@ -1,8 +1,11 @@
 /* proxy/registry.c: the schema registry client and its cache (libcurl,
- * cJSON). Only the Kafka loop's thread calls it. */
+ * cJSON). The cache is the Kafka loop's alone; the fetch thread works on
+ * its own entries and hands them over in a list under the lock, which the
+ * loop takes into the cache (gp_registry_collect). */
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 
 #define BODY_MAX (4 << 20)   /* a schema larger than 4 MiB is refused */
 #define UNKNOWN_TTL_MS 60000 /* a 404 is asked again after a minute */
+#define WANT_MAX       64    /* ids asked for and not answered yet */
 
 typedef enum { E_FREE = 0, E_OK, E_REFUSED, E_UNAVAILABLE } estate_t;
 
@@ -39,6 +43,16 @@ struct gp_registry {
         uint32_t nb; /* a power of two */
         int32_t last; /* the entry of the last hit */
         uint64_t tick;
+        /* The fetch thread; what follows lock is shared with it. */
+        pthread_t thread;
+        bool started;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        atomic_bool quit;        /* set under lock; read by the transfer callback too */
+        uint32_t want[WANT_MAX]; /* asked for, answer not collected yet */
+        int n_want;
+        entry_t *done; /* answers for the loop */
+        int n_done, cap_done;
         gp_registry_stats_t st;
 };
 
@@ -65,6 +79,14 @@ static size_t on_write(char *data, size_t size, size_t n, void *arg) {
         return len;
 }
 
+static void *run(void *arg);
+
+/* Ends a transfer in flight when the registry is being destroyed. */
+static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un) {
+        (void)dt, (void)dn, (void)ut, (void)un;
+        return atomic_load(&((gp_registry_t *)arg)->quit) ? 1 : 0;
+}
+
 gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_err_t *err) {
         gp_registry_t *r = calloc(1, sizeof(*r));
         CURLcode c = CURLE_OK;
@@ -82,6 +104,8 @@ gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_
         for (uint32_t i = 0; i < r->nb; i++)
                 r->bucket[i] = -1;
         r->last = -1;
+        pthread_mutex_init(&r->lock, NULL);
+        pthread_cond_init(&r->cond, NULL);
         curl_global_init(CURL_GLOBAL_DEFAULT);
         if (!(r->h = curl_easy_init())) {
                 gp_err_set(err, GP_ERR_FAIL, "schema.registry.url: libcurl could not start");
@@ -104,6 +128,9 @@ gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_
         SET(CURLOPT_TIMEOUT_MS, (long)conf->registry_timeout_ms);
         SET(CURLOPT_TCP_KEEPALIVE, 1L);
         SET(CURLOPT_WRITEFUNCTION, on_write);
+        SET(CURLOPT_NOPROGRESS, 0L);
+        SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+        SET(CURLOPT_XFERINFODATA, r);
         SET(CURLOPT_SSL_VERIFYPEER, 1L);
         SET(CURLOPT_SSL_VERIFYHOST, 2L);
         if (conf->registry_ca)
@@ -125,12 +152,30 @@ gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_
                 gp_registry_destroy(r);
                 return NULL;
         }
+        if (pthread_create(&r->thread, NULL, run, r)) {
+                gp_err_set(err, GP_ERR_FAIL, "schema.registry: cannot start the fetch thread");
+                gp_registry_destroy(r);
+                return NULL;
+        }
+        r->started = true;
         return r;
 }
 
 void gp_registry_destroy(gp_registry_t *r) {
         if (!r)
                 return;
+        if (r->started) {
+                pthread_mutex_lock(&r->lock);
+                r->quit = true;
+                pthread_cond_broadcast(&r->cond);
+                pthread_mutex_unlock(&r->lock);
+                pthread_join(r->thread, NULL);
+        }
+        for (int i = 0; i < r->n_done; i++)
+                gp_avro_free(&r->done[i].av);
+        free(r->done);
+        pthread_mutex_destroy(&r->lock);
+        pthread_cond_destroy(&r->cond);
         for (uint32_t i = 0; i < r->cap && r->e; i++)
                 gp_avro_free(&r->e[i].av);
         free(r->e);
@@ -221,7 +266,9 @@ static fres_t request(gp_registry_t *r, uint32_t id, entry_t *e, char *why, size
                  (int)(bl && base[bl - 1] == '/' ? bl - 1 : bl), base, id);
         curl_easy_setopt(r->h, CURLOPT_URL, url);
         curl_easy_setopt(r->h, CURLOPT_WRITEDATA, &b);
+        pthread_mutex_lock(&r->lock);
         r->st.requests++;
+        pthread_mutex_unlock(&r->lock);
         CURLcode c = curl_easy_perform(r->h);
         if (c != CURLE_OK && !(c == CURLE_WRITE_ERROR && b.over)) {
                 snprintf(why, whylen, "GET %.400s: %s", url, curl_easy_strerror(c));
@@ -284,21 +331,34 @@ out:
         return res;
 }
 
-static void pause_ms(int64_t ms) {
-        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-        nanosleep(&ts, NULL);
+/* Waits ms, or less when asked to quit; true when quitting. */
+static bool pause_ms(gp_registry_t *r, int64_t ms) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += ms / 1000;
+        ts.tv_nsec += (ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&r->lock);
+        while (!r->quit && pthread_cond_timedwait(&r->cond, &r->lock, &ts) == 0)
+                ;
+        bool quit = r->quit;
+        pthread_mutex_unlock(&r->lock);
+        return quit;
 }
 
-int gp_registry_fetch(gp_registry_t *r, uint32_t id, const atomic_int *stop) {
+/* The thread's fetch of one id into e, asking again with a growing pause
+ * for up to schema.registry.retry.ms. false: quitting, nothing learnt. */
+static bool fetch(gp_registry_t *r, uint32_t id, entry_t *e) {
         char why[512] = "";
         int64_t start = gp_mono_ms(), wait = 250;
         int64_t end = start + r->conf->registry_retry_ms;
-        entry_t *e = slot(r, id);
+        e->id = id;
         for (int attempt = 1;; attempt++) {
                 fres_t f = request(r, id, e, why, sizeof why);
                 if (f != F_RETRY) {
-                        r->st.cached++;
-                        r->last = -1;
                         if (f == F_OK && attempt > 1)
                                 gp_info("schema registry: schema id %" PRIu32
                                         " fetched after %d attempts in %" PRId64 " ms",
@@ -307,13 +367,16 @@ int gp_registry_fetch(gp_registry_t *r, uint32_t id, const atomic_int *stop) {
                                 gp_warn("schema registry: %s: %s; its records go to the "
                                         "dead-letter topic",
                                         e->code, e->why);
-                        return 0;
+                        return true;
                 }
+                pthread_mutex_lock(&r->lock);
                 r->st.failures++;
+                pthread_mutex_unlock(&r->lock);
                 int64_t now = gp_mono_ms();
                 if (attempt == 1 && now < end)
                         gp_warn("schema registry: %s; retrying for up to %" PRId64
-                                " ms (schema.registry.retry.ms), records wait",
+                                " ms (schema.registry.retry.ms); records of this id wait, "
+                                "their partitions are held, the others go on",
                                 why, r->conf->registry_retry_ms);
                 if (now >= end) {
                         e->state = E_UNAVAILABLE;
@@ -326,23 +389,110 @@ int gp_registry_fetch(gp_registry_t *r, uint32_t id, const atomic_int *stop) {
                         gp_warn("schema registry: gave up on schema id %" PRIu32
                                 " after %d attempts in %" PRId64 " ms: %s",
                                 id, attempt, now - start, why);
-                        return -1;
+                        return true;
                 }
-                for (int64_t slept = 0; slept < wait && now + slept < end; slept += 50) {
-                        if (*stop)
-                                goto stopped;
-                        pause_ms(50);
-                }
-                if (*stop)
-                        goto stopped;
+                if (pause_ms(r, wait < end - now ? wait : end - now))
+                        return false;
                 wait = wait * 2 > 5000 ? 5000 : wait * 2;
         }
-stopped:
-        /* Nothing learnt: forget the slot, so the next start asks again. */
-        unlink_entry(r, (int32_t)(e - r->e));
-        return -2;
 }
 
-void gp_registry_stats(const gp_registry_t *r, gp_registry_stats_t *out) {
+static bool wanted(const gp_registry_t *r, uint32_t id) {
+        for (int i = 0; i < r->n_want; i++)
+                if (r->want[i] == id)
+                        return true;
+        return false;
+}
+
+/* The first id asked for without an answer waiting in done; false if none. */
+static bool next_wanted(const gp_registry_t *r, uint32_t *id) {
+        for (int i = 0; i < r->n_want; i++) {
+                bool answered = false;
+                for (int j = 0; j < r->n_done && !answered; j++)
+                        answered = r->done[j].id == r->want[i];
+                if (!answered) {
+                        *id = r->want[i];
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* The fetch thread: one id at a time, in the order asked; each answer
+ * goes to the done list (want[] keeps the id until it is collected). */
+static void *run(void *arg) {
+        gp_registry_t *r = arg;
+        uint32_t id;
+        pthread_mutex_lock(&r->lock);
+        while (!r->quit) {
+                if (!next_wanted(r, &id)) {
+                        pthread_cond_wait(&r->cond, &r->lock);
+                        continue;
+                }
+                pthread_mutex_unlock(&r->lock);
+                entry_t e = {0};
+                bool ok = fetch(r, id, &e);
+                pthread_mutex_lock(&r->lock);
+                if (!ok) {
+                        gp_avro_free(&e.av);
+                        break;
+                }
+                if (r->n_done == r->cap_done) {
+                        int cap = r->cap_done ? 2 * r->cap_done : 8;
+                        entry_t *d = realloc(r->done, (size_t)cap * sizeof(*d));
+                        if (!d)
+                                abort();
+                        r->done = d;
+                        r->cap_done = cap;
+                }
+                r->done[r->n_done++] = e;
+        }
+        pthread_mutex_unlock(&r->lock);
+        return NULL;
+}
+
+bool gp_registry_want(gp_registry_t *r, uint32_t id) {
+        bool asked = true;
+        pthread_mutex_lock(&r->lock);
+        if (!wanted(r, id)) {
+                if (r->n_want < WANT_MAX) {
+                        r->want[r->n_want++] = id;
+                        pthread_cond_broadcast(&r->cond);
+                } else {
+                        asked = false;
+                }
+        }
+        pthread_mutex_unlock(&r->lock);
+        return asked;
+}
+
+int gp_registry_collect(gp_registry_t *r) {
+        int gave_up = 0;
+        pthread_mutex_lock(&r->lock);
+        for (int i = 0; i < r->n_done; i++) {
+                entry_t *a = &r->done[i];
+                entry_t *e = slot(r, a->id);
+                e->state = a->state;
+                e->expires = a->expires;
+                e->code = a->code;
+                memcpy(e->why, a->why, sizeof e->why);
+                e->av = a->av; /* moved */
+                r->st.cached++;
+                gave_up += a->state == E_UNAVAILABLE;
+                for (int k = 0; k < r->n_want; k++)
+                        if (r->want[k] == a->id) {
+                                r->want[k] = r->want[--r->n_want];
+                                break;
+                        }
+        }
+        r->n_done = 0;
+        r->last = -1;
+        pthread_mutex_unlock(&r->lock);
+        return gave_up;
+}
+
+void gp_registry_stats(gp_registry_t *r, gp_registry_stats_t *out) {
+        pthread_mutex_lock(&r->lock);
         *out = r->st;
+        pthread_mutex_unlock(&r->lock);
 }

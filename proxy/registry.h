@@ -3,13 +3,17 @@
  * kept in a bounded cache.
  *
  * The Kafka loop asks the cache for every record (gp_registry_lookup: a
- * hash probe, no I/O) and fetches only between transactions
- * (gp_registry_fetch), so a slow registry never holds a transaction open.
- * Uses libcurl and cJSON; logs what it retries. */
+ * hash probe, no I/O, no lock). An id the cache does not know is asked
+ * for (gp_registry_want) and fetched by the registry's own thread; the
+ * loop holds that record's partition meanwhile and takes the answers into
+ * the cache between batches (gp_registry_collect). A slow or frozen
+ * registry holds only the partitions waiting for a new schema, never the
+ * loop. Uses libcurl and cJSON; logs what it retries. */
 #ifndef GP_PROXY_REGISTRY_H
 #define GP_PROXY_REGISTRY_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "gate/avro.h"
@@ -24,7 +28,7 @@ typedef struct gp_schema_ref {
         const char *code;      /* unknown-schema, bad-schema, field-missing,
                                 * registry-unavailable */
         const char *why;       /* text naming the id; valid until the next
-                                * gp_registry_fetch */
+                                * gp_registry_collect */
 } gp_schema_ref_t;
 
 /* A client for conf's schema.registry.* keys and x's avro path. NULL with
@@ -36,19 +40,22 @@ void gp_registry_destroy(gp_registry_t *r);
  * good at mono (ms); 0 when it must be fetched. */
 int gp_registry_lookup(gp_registry_t *r, uint32_t id, int64_t mono, gp_schema_ref_t *out);
 
-/* Fetches id's schema into the cache. A registry that cannot be reached
- * (connection, timeout, 5xx, 401/403) is asked again with a growing pause
- * for up to schema.registry.retry.ms. Returns 0 when the cache holds an
- * answer (the schema, or a lasting refusal: 404, a bad schema, a schema
- * without the path); -1 when the registry stayed out of reach (cached as
- * registry-unavailable for schema.registry.retry.ms); -2 as soon as *stop
- * is set. */
-int gp_registry_fetch(gp_registry_t *r, uint32_t id, const atomic_int *stop);
+/* Asks the fetch thread for id (once: asking again while it is pending
+ * is a no-op). A registry that cannot be reached (connection, timeout,
+ * 5xx, 401/403) is asked again with a growing pause for up to
+ * schema.registry.retry.ms; then the answer is registry-unavailable, kept
+ * for schema.registry.retry.ms. A lasting refusal (404, a bad schema, a
+ * schema without the path) is an answer too. false when too many ids are
+ * pending: ask again later. */
+bool gp_registry_want(gp_registry_t *r, uint32_t id);
+/* Takes the thread's answers into the cache (the loop's thread only).
+ * Returns how many of them were registry-unavailable. */
+int gp_registry_collect(gp_registry_t *r);
 
 /* Counters since start. */
 typedef struct gp_registry_stats {
         uint64_t requests, failures, cached, evicted;
 } gp_registry_stats_t;
-void gp_registry_stats(const gp_registry_t *r, gp_registry_stats_t *out);
+void gp_registry_stats(gp_registry_t *r, gp_registry_stats_t *out);
 
 #endif

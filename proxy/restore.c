@@ -25,6 +25,7 @@ int gp_assign_all(gp_proxy_t *p) {
         rd_kafka_topic_partition_list_t *l = positions(p, true);
         rd_kafka_resp_err_t e = rd_kafka_assign(p->cons, l);
         gp_fetchwake_assigned(p->wake, l);
+        gp_record_hold_again(p);
         rd_kafka_topic_partition_list_destroy(l);
         if (e) {
                 gp_error("assign: %s", rd_kafka_err2str(e));

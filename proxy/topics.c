@@ -177,6 +177,7 @@ static int grow_slot(gp_proxy_t *p, gp_tslot_t *t, int n, bool latest) {
         t->parts = np;
         int64_t now = gp_now_ms();
         for (int i = t->n; i < n; i++) {
+                np[i] = (gp_pslot_t){0};
                 gp_part_init(&np[i].work.st, now);
                 /* A partition that appears while running starts at its
                  * beginning: nothing written to it may be skipped. */

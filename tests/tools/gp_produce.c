@@ -57,7 +57,7 @@ typedef struct prod {
         /* options */
         const char *bootstrap, *topic;
         int64_t count, start_id, ts_start, ts_step, disorder, bad_every, key_every;
-        int64_t partitions_hint, pad, timeout_ms;
+        int64_t partitions_hint, pad, timeout_ms, partition; /* partition: -1: any */
         double rate;
         uint64_t seed;
         bool have_ts_start, headers, partition_rr, quiet;
@@ -424,7 +424,9 @@ static int produce_all(prod_t *g) {
                 }
                 make_record(g, i, &rng, &val, &vcap, &vlen, &ev, key, &has_key, pad);
                 int hlen = snprintf(hval, sizeof(hval), "%" PRId64, g->start_id + i);
-                int32_t part = g->partition_rr ? (int32_t)(i % g->nparts) : RD_KAFKA_PARTITION_UA;
+                int32_t part = g->partition >= 0 ? (int32_t)g->partition
+                               : g->partition_rr ? (int32_t)(i % g->nparts)
+                                                 : RD_KAFKA_PARTITION_UA;
 
                 char tsval[32];
                 int tslen = snprintf(tsval, sizeof(tsval), "%" PRId64, ev);
@@ -510,80 +512,88 @@ out:
 }
 
 static void usage(FILE *f) {
-        fputs(
-            "usage: gp-produce --bootstrap HOST:PORT --topic S --count N\n"
-            "                  [--partitions-hint P] [--partition-rr] [--rate R[/s]]\n"
-            "                  [--start-id K] [--ts-start MS] [--ts-step MS] [--disorder MS]\n"
-            "                  [--bad-every K] [--key-every K] [--headers] [--pad-bytes N]\n"
-            "                  [--seed N] [--timeout-ms MS] [-X key=value]... [--quiet]\n"
-            "                  [--format json|avro|confluent] [--schema-id N] [--ts-header NAME]\n"
-            "       gp-produce --print-schema\n"
-            "\n"
-            "Writes N test records to topic S with an idempotent producer\n"
-            "(enable.idempotence=true). Record i (0-based, id = K + i):\n"
-            "  value   {\"id\":<id>,\"ts\":<event time>,\"pad\":\"abc...\"}\n"
-            "  event   ts-start + i * ts-step + jitter, jitter uniform in\n"
-            "  time    [-disorder, +disorder] (0 below 0); the Kafka timestamp is set to\n"
-            "          the same value, so kafka-timestamp and json:ts agree\n"
-            "  key     \"k<id mod 1000>\" when id is a multiple of --key-every, else null\n"
-            "  header  h=\"<id>\" with --headers\n"
-            "Records i with (i+1) a multiple of --bad-every are bad, alternately\n"
-            "  not JSON:              not json: id=<id>\n"
-            "  JSON without \"ts\":     {\"id\":<id>,\"pad\":\"...\"}\n"
-            "(their Kafka timestamp is still the event time).\n"
-            "With --format avro the value is the same record in Avro binary (schema:\n"
-            "--print-schema; the event time is meta.ts, timestamp-millis); with confluent\n"
-            "it is framed as byte 0, the 4-byte --schema-id, then the Avro binary. Bad\n"
-            "Avro records cycle through: not framed (\"not avro\"; plain: a bad varint),\n"
-            "truncated to 6 bytes, and (confluent) schema id --schema-id + 1000000.\n"
-            "Given the same options and --seed, the records are the same on every run;\n"
-            "only the default --ts-start (now) changes.\n"
-            "\n"
-            "Options:\n"
-            "  --bootstrap HOST:PORT  the broker (required)\n"
-            "  --topic S              the topic (required)\n"
-            "  --count N              records to write (required; 0 is allowed, e.g. only to\n"
-            "                         create the topic)\n"
-            "  --partitions-hint P    create S with P partitions if it does not exist (the\n"
-            "                         test broker has auto-creation off); warn if it exists\n"
-            "                         with another count\n"
-            "  --partition-rr         record i goes to partition i mod P (default: the\n"
-            "                         librdkafka partitioner on the key, random for null\n"
-            "                         keys; -X partitioner=murmur2_random matches Java)\n"
-            "  --rate R[/s]           records per second (default 0: as fast as possible)\n"
-            "  --start-id K           id of the first record (default 0)\n"
-            "  --ts-start MS          event time of record 0, epoch ms or RFC 3339 (default:\n"
-            "                         now). Far past times can be deleted by retention\n"
-            "                         (retention.ms, 7 days), far future ones refused by\n"
-            "                         log.message.timestamp.after.max.ms\n"
-            "  --ts-step MS           event-time step between records (default 1; may be 0\n"
-            "                         or negative)\n"
-            "  --disorder MS          jitter bound (default 0: in order)\n"
-            "  --bad-every K          every K-th record is bad (default 0: none)\n"
-            "  --key-every K          key only every K-th id (default 1: all keyed;\n"
-            "                         0: all keys null)\n"
-            "  --headers              add header h=<id>\n"
-            "  --ts-header NAME       add header NAME=<event time ms>\n"
-            "  --format F             json (default), avro (plain binary) or confluent\n"
-            "                         (wire format with --schema-id)\n"
-            "  --schema-id N          the registry id in the confluent framing (default 1)\n"
-            "  --print-schema         print the Avro schema and exit\n"
-            "  --pad-bytes N          length of \"pad\" (default 16, at most 1048576)\n"
-            "  --seed N               seed of the jitter (default 1)\n"
-            "  --timeout-ms MS        wait this long for the last deliveries (default 60000)\n"
-            "  -X key=value           a librdkafka producer property (repeatable)\n"
-            "  --quiet                no progress lines\n"
-            "\n"
-            "Output: a progress line on stderr every second; at the end \"produced=N\" on\n"
-            "stdout, N the records the broker acknowledged.\n"
-            "Exit status: 0 all N delivered; 1 a delivery error (the first one is\n"
-            "printed); 2 usage error, or the topic is missing / cannot be created.\n"
-            "\n"
-            "Example: 10000 records over 4 partitions, one bad record in 100, 2 s of\n"
-            "disorder at 1000 records/s of event time:\n"
-            "  gp-produce --bootstrap 127.0.0.1:19092 --topic orders --partitions-hint 4 \\\n"
-            "             --count 10000 --ts-step 1 --disorder 2000 --bad-every 100\n",
-            f);
+        fputs("usage: gp-produce --bootstrap HOST:PORT --topic S --count N\n"
+              "                  [--partitions-hint P] [--partition-rr | --partition N]\n"
+              "                  [--rate R[/s]]\n"
+              "                  [--start-id K] [--ts-start MS] [--ts-step MS] [--disorder "
+              "MS]\n"
+              "                  [--bad-every K] [--key-every K] [--headers] [--pad-bytes N]\n"
+              "                  [--seed N] [--timeout-ms MS] [-X key=value]... [--quiet]\n"
+              "                  [--format json|avro|confluent] [--schema-id N] [--ts-header "
+              "NAME]\n"
+              "       gp-produce --print-schema\n"
+              "\n"
+              "Writes N test records to topic S with an idempotent producer\n"
+              "(enable.idempotence=true). Record i (0-based, id = K + i):\n"
+              "  value   {\"id\":<id>,\"ts\":<event time>,\"pad\":\"abc...\"}\n"
+              "  event   ts-start + i * ts-step + jitter, jitter uniform in\n"
+              "  time    [-disorder, +disorder] (0 below 0); the Kafka timestamp is set to\n"
+              "          the same value, so kafka-timestamp and json:ts agree\n"
+              "  key     \"k<id mod 1000>\" when id is a multiple of --key-every, else null\n"
+              "  header  h=\"<id>\" with --headers\n"
+              "Records i with (i+1) a multiple of --bad-every are bad, alternately\n"
+              "  not JSON:              not json: id=<id>\n"
+              "  JSON without \"ts\":     {\"id\":<id>,\"pad\":\"...\"}\n"
+              "(their Kafka timestamp is still the event time).\n"
+              "With --format avro the value is the same record in Avro binary (schema:\n"
+              "--print-schema; the event time is meta.ts, timestamp-millis); with confluent\n"
+              "it is framed as byte 0, the 4-byte --schema-id, then the Avro binary. Bad\n"
+              "Avro records cycle through: not framed (\"not avro\"; plain: a bad varint),\n"
+              "truncated to 6 bytes, and (confluent) schema id --schema-id + 1000000.\n"
+              "Given the same options and --seed, the records are the same on every run;\n"
+              "only the default --ts-start (now) changes.\n"
+              "\n"
+              "Options:\n"
+              "  --bootstrap HOST:PORT  the broker (required)\n"
+              "  --topic S              the topic (required)\n"
+              "  --count N              records to write (required; 0 is allowed, e.g. only "
+              "to\n"
+              "                         create the topic)\n"
+              "  --partitions-hint P    create S with P partitions if it does not exist (the\n"
+              "                         test broker has auto-creation off); warn if it "
+              "exists\n"
+              "                         with another count\n"
+              "  --partition-rr         record i goes to partition i mod P (default: the\n"
+              "                         librdkafka partitioner on the key, random for null\n"
+              "                         keys; -X partitioner=murmur2_random matches Java)\n"
+              "  --partition N          every record to partition N\n"
+              "  --rate R[/s]           records per second (default 0: as fast as possible)\n"
+              "  --start-id K           id of the first record (default 0)\n"
+              "  --ts-start MS          event time of record 0, epoch ms or RFC 3339 "
+              "(default:\n"
+              "                         now). Far past times can be deleted by retention\n"
+              "                         (retention.ms, 7 days), far future ones refused by\n"
+              "                         log.message.timestamp.after.max.ms\n"
+              "  --ts-step MS           event-time step between records (default 1; may be 0\n"
+              "                         or negative)\n"
+              "  --disorder MS          jitter bound (default 0: in order)\n"
+              "  --bad-every K          every K-th record is bad (default 0: none)\n"
+              "  --key-every K          key only every K-th id (default 1: all keyed;\n"
+              "                         0: all keys null)\n"
+              "  --headers              add header h=<id>\n"
+              "  --ts-header NAME       add header NAME=<event time ms>\n"
+              "  --format F             json (default), avro (plain binary) or confluent\n"
+              "                         (wire format with --schema-id)\n"
+              "  --schema-id N          the registry id in the confluent framing (default 1)\n"
+              "  --print-schema         print the Avro schema and exit\n"
+              "  --pad-bytes N          length of \"pad\" (default 16, at most 1048576)\n"
+              "  --seed N               seed of the jitter (default 1)\n"
+              "  --timeout-ms MS        wait this long for the last deliveries (default "
+              "60000)\n"
+              "  -X key=value           a librdkafka producer property (repeatable)\n"
+              "  --quiet                no progress lines\n"
+              "\n"
+              "Output: a progress line on stderr every second; at the end \"produced=N\" on\n"
+              "stdout, N the records the broker acknowledged.\n"
+              "Exit status: 0 all N delivered; 1 a delivery error (the first one is\n"
+              "printed); 2 usage error, or the topic is missing / cannot be created.\n"
+              "\n"
+              "Example: 10000 records over 4 partitions, one bad record in 100, 2 s of\n"
+              "disorder at 1000 records/s of event time:\n"
+              "  gp-produce --bootstrap 127.0.0.1:19092 --topic orders --partitions-hint 4 "
+              "\\\n"
+              "             --count 10000 --ts-step 1 --disorder 2000 --bad-every 100\n",
+              f);
 }
 
 static int num(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out) {
@@ -600,34 +610,54 @@ static int num(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *
 /* 0, 1 (help printed) or -1 (usage error printed). */
 static int parse_args(prod_t *g, int argc, char **argv) {
         enum {
-                O_BOOT = 256, O_TOPIC, O_COUNT, O_HINT, O_RR, O_RATE, O_SID, O_TS0, O_STEP,
-                O_DIS, O_BAD, O_KEY, O_HDR, O_PAD, O_SEED, O_TMO, O_QUIET, O_FMT, O_SID2,
-                O_TSH, O_PRINT
+                O_BOOT = 256,
+                O_TOPIC,
+                O_COUNT,
+                O_HINT,
+                O_RR,
+                O_RATE,
+                O_SID,
+                O_TS0,
+                O_STEP,
+                O_DIS,
+                O_BAD,
+                O_KEY,
+                O_HDR,
+                O_PAD,
+                O_SEED,
+                O_TMO,
+                O_QUIET,
+                O_FMT,
+                O_SID2,
+                O_TSH,
+                O_PRINT,
+                O_PART
         };
         static const struct option opts[] = {
-            {"bootstrap", required_argument, NULL, O_BOOT},
-            {"topic", required_argument, NULL, O_TOPIC},
-            {"count", required_argument, NULL, O_COUNT},
-            {"partitions-hint", required_argument, NULL, O_HINT},
-            {"partition-rr", no_argument, NULL, O_RR},
-            {"rate", required_argument, NULL, O_RATE},
-            {"start-id", required_argument, NULL, O_SID},
-            {"ts-start", required_argument, NULL, O_TS0},
-            {"ts-step", required_argument, NULL, O_STEP},
-            {"disorder", required_argument, NULL, O_DIS},
-            {"bad-every", required_argument, NULL, O_BAD},
-            {"key-every", required_argument, NULL, O_KEY},
-            {"headers", no_argument, NULL, O_HDR},
-            {"pad-bytes", required_argument, NULL, O_PAD},
-            {"seed", required_argument, NULL, O_SEED},
-            {"timeout-ms", required_argument, NULL, O_TMO},
-            {"quiet", no_argument, NULL, O_QUIET},
-            {"format", required_argument, NULL, O_FMT},
-            {"schema-id", required_argument, NULL, O_SID2},
-            {"ts-header", required_argument, NULL, O_TSH},
-            {"print-schema", no_argument, NULL, O_PRINT},
-            {"help", no_argument, NULL, 'h'},
-            {NULL, 0, NULL, 0},
+                {"bootstrap", required_argument, NULL, O_BOOT},
+                {"topic", required_argument, NULL, O_TOPIC},
+                {"count", required_argument, NULL, O_COUNT},
+                {"partitions-hint", required_argument, NULL, O_HINT},
+                {"partition-rr", no_argument, NULL, O_RR},
+                {"partition", required_argument, NULL, O_PART},
+                {"rate", required_argument, NULL, O_RATE},
+                {"start-id", required_argument, NULL, O_SID},
+                {"ts-start", required_argument, NULL, O_TS0},
+                {"ts-step", required_argument, NULL, O_STEP},
+                {"disorder", required_argument, NULL, O_DIS},
+                {"bad-every", required_argument, NULL, O_BAD},
+                {"key-every", required_argument, NULL, O_KEY},
+                {"headers", no_argument, NULL, O_HDR},
+                {"pad-bytes", required_argument, NULL, O_PAD},
+                {"seed", required_argument, NULL, O_SEED},
+                {"timeout-ms", required_argument, NULL, O_TMO},
+                {"quiet", no_argument, NULL, O_QUIET},
+                {"format", required_argument, NULL, O_FMT},
+                {"schema-id", required_argument, NULL, O_SID2},
+                {"ts-header", required_argument, NULL, O_TSH},
+                {"print-schema", no_argument, NULL, O_PRINT},
+                {"help", no_argument, NULL, 'h'},
+                {NULL, 0, NULL, 0},
         };
         const int64_t BIG = INT64_C(1) << 50;
         int64_t v;
@@ -638,6 +668,7 @@ static int parse_args(prod_t *g, int argc, char **argv) {
         g->pad = 16;
         g->seed = 1;
         g->timeout_ms = 60000;
+        g->partition = -1;
         g->schema_id = 1;
         opterr = 0;
         while ((o = getopt_long(argc, argv, ":hX:", opts, NULL)) != -1) {
@@ -658,6 +689,9 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                         break;
                 case O_RR:
                         g->partition_rr = true;
+                        break;
+                case O_PART:
+                        bad = num("--partition", optarg, 0, 100000, &g->partition);
                         break;
                 case O_RATE: {
                         char buf[64];
