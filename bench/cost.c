@@ -8,6 +8,8 @@
  *     avro    the Confluent frame, avro:meta.ts over a 200-byte Avro value
  *             of gp-produce's schema (a union, an array, a map, an enum and
  *             a nested record before the field) + route
+ *     metrics kafka, plus what /metrics counts per record (gp_wcount_record):
+ *             metrics - kafka is the counters' cost
  *
  * 1024 distinct records are built first; the measured loop routes N records
  * cycling through them, the gate in the split phase. Only that loop is
@@ -25,6 +27,7 @@
 #include "gate/extract.h"
 #include "gate/gate.h"
 #include "proxy/avsc.h"
+#include "proxy/proxy.h"
 
 #define NREC 1024
 #define BASE INT64_C(1700000000000)
@@ -119,8 +122,9 @@ static void build_avro(uint32_t id) {
 
 int main(int argc, char **argv) {
         if (argc != 3) {
-                fprintf(stderr, "usage: gp-cost route|kafka|json|avro N  (under callgrind: "
-                                "bench/cost.sh)\n");
+                fprintf(stderr,
+                        "usage: gp-cost route|kafka|json|avro|metrics N  (under callgrind: "
+                        "bench/cost.sh)\n");
                 return 2;
         }
         const char *mode = argv[1];
@@ -154,7 +158,8 @@ int main(int argc, char **argv) {
         g.new_c = GP_GREEN;
         g.cutoff = BASE + NREC * 7 / 2;
         gp_part_init(&part, 0);
-        bool route_only = !strcmp(mode, "route"), late;
+        bool route_only = !strcmp(mode, "route"), count = !strcmp(mode, "metrics"), late;
+        static gp_wcount_t win;
         uint64_t sum = 0, bad = 0;
 
         CALLGRIND_TOGGLE_COLLECT;
@@ -180,11 +185,15 @@ int main(int argc, char **argv) {
                         }
                 }
                 sum += gp_gate_route(&g, &gc, &part, ts, i, &late);
+                if (count)
+                        gp_wcount_record(&win, r->len, r->len);
         }
         CALLGRIND_TOGGLE_COLLECT;
 
         printf("mode=%s records=%ld green=%" PRIu64 " unreadable=%" PRIu64 " bytes=%zu\n", mode, n,
                sum, bad, recs[0].len);
         gp_avro_free(&av);
+        if (count && win.records != (uint64_t)n)
+                return 1;
         return bad ? 1 : 0;
 }

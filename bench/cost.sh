@@ -4,7 +4,8 @@
 #   bench/cost.sh [BUILD_DIR] [RECORDS]
 # BUILD_DIR holds an optimised build (default build/release, made by make
 # build); RECORDS defaults to 200000. Prints one line per mode and
-#   cost: route=R kafka=K json=J avro=A   (instructions per record)
+#   cost: route=R kafka=K json=J avro=A metrics=M   (instructions per record;
+#   metrics - kafka: what the /metrics counters add to each record)
 set -euo pipefail
 build=${1:-build/release}
 n=${2:-200000}
@@ -14,7 +15,7 @@ command -v valgrind >/dev/null || { echo "cost.sh: valgrind is not installed (ap
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 line="cost:"
-for mode in route kafka json avro; do
+for mode in route kafka json avro metrics; do
   valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$out/$mode" \
     "$bin" "$mode" "$n" >"$out/$mode.stdout" 2>"$out/$mode.log" \
     || { cat "$out/$mode.log" >&2; exit 1; }

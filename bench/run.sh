@@ -10,7 +10,11 @@
 #                     has a fifth as many, the 10 KB set a fiftieth
 #   BENCH_SIZES       value sizes in bytes [100 1000]
 #   BENCH_PARTITIONS  partitions of the data sets [12]
-#   BENCH_ROUNDS      rounds of the five contenders per size [1]
+#   BENCH_ROUNDS      rounds of the contenders per size [1]
+#   BENCH_CONTENDERS  which, of proxy_eos proxy_eos_metrics proxy_alo limit
+#                     streams_eos kcat [all]; proxy_eos_metrics is proxy_eos
+#                     with http.listen and a Prometheus (Debian's) scraping
+#                     /metrics every second
 #   BENCH_SCALING     1: also throughput by partitions (1 4 12 48) and by
 #                     size (100, 1000, 10000), and memory by record count [1]
 #   BENCH_LATENCY_RATE  records/s of the latency runs [20000]
@@ -39,6 +43,7 @@ PARTS=${BENCH_PARTITIONS:-12}
 ROUNDS=${BENCH_ROUNDS:-1}
 SCALING=${BENCH_SCALING:-1}
 LRATE=${BENCH_LATENCY_RATE:-20000}
+CONTENDERS=${BENCH_CONTENDERS:-proxy_eos proxy_eos_metrics proxy_alo limit streams_eos kcat}
 OUT=${BENCH_OUT:-$top/bench/results}
 BASE=1700000000000
 BIN=$build/gate-proxy PRODUCE=$build/tests/tools/gp-produce ADMIN=$build/tests/tools/gp-admin
@@ -94,7 +99,7 @@ timed() {
   echo "$res"
 }
 
-proxy_conf() { # NAME SRC DELIVERY
+proxy_conf() { # NAME SRC DELIVERY [HTTP_PORT]
   cat > "$WORK/$1.conf" <<EOF
 kafka.bootstrap.servers=$B
 gate.pipeline=$1
@@ -109,13 +114,35 @@ gate.commit.records=1000000
 control.file=$WORK/$1.json
 log.level=warn
 EOF
+  [ -z "${4:-}" ] || echo "http.listen=127.0.0.1:$4" >> "$WORK/$1.conf"
   "$BIN" init --control "$WORK/$1.json" >/dev/null
 }
 
-# run_proxy NAME SRC DELIVERY CUTOVER(0|1): figures on stdout
+# scraper PORT NAME: a Prometheus scraping 127.0.0.1:PORT/metrics every
+# second, in the background (its pid in PIDS and SCRAPER)
+scraper() {
+  command -v prometheus >/dev/null \
+    || { say "prometheus is missing (apt-get install prometheus)"; return 1; }
+  local pp
+  pp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  printf 'global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: bench\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' \
+    "$1" > "$WORK/$2.prom.yml"
+  prometheus --config.file="$WORK/$2.prom.yml" --storage.tsdb.path="$WORK/$2.tsdb" \
+    --web.listen-address="127.0.0.1:$pp" >"$WORK/$2.prom.log" 2>&1 &
+  SCRAPER=$!
+  SCRAPER_URL=http://127.0.0.1:$pp
+  PIDS+=($SCRAPER)
+}
+
+# run_proxy NAME SRC DELIVERY CUTOVER(0|1) [METRICS(0|1)]: figures on stdout
 run_proxy() {
-  local name=$1 src=$2
-  proxy_conf "$name" "$src" "$3"
+  local name=$1 src=$2 port=""
+  SCRAPER=""
+  if [ "${5:-0}" = 1 ]; then
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    scraper "$port" "$name" || return 1
+  fi
+  proxy_conf "$name" "$src" "$3" $port
   if [ "$4" = 1 ]; then
     # A cutover half-way: T at the middle of the data's event times (record
     # i has event time BASE + i), asked for before the start, so the proxy
@@ -129,6 +156,15 @@ run_proxy() {
   PIDS+=($pid)
   local res
   res=$(timed "$name" "gate-proxy-$name" "$src" $pid) || return 1
+  if [ -n "$SCRAPER" ]; then
+    # the scrapes Prometheus took of this run (its own count of them)
+    local scrapes
+    scrapes=$(curl -s --get "$SCRAPER_URL/api/v1/query" \
+      --data-urlencode 'query=count_over_time(up{job="bench"}[15m])' \
+      | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)')
+    res="$res scrapes=$scrapes"
+    kill "$SCRAPER" 2>/dev/null; wait "$SCRAPER" 2>/dev/null || true
+  fi
   kill -TERM $pid; wait $pid || true
   if [ "$4" = 1 ]; then
     local g st
@@ -212,11 +248,12 @@ for size in $SIZES; do
   [ "$size" -ge 10000 ] && n=$(( RECORDS / 50 ))
   src=$(dataset "$size" "$PARTS" "$n")
   for round in $(seq 1 "$ROUNDS"); do
-    for c in proxy_eos proxy_alo limit streams_eos kcat; do
+    for c in $CONTENDERS; do
       name="b$RUN-$size-$round-$c"
       say "size $size round $round: $c on $src"
       case $c in
         proxy_eos)   res=$(run_proxy "$name" "$src" exactly-once 1) ;;
+        proxy_eos_metrics) res=$(run_proxy "$name" "$src" exactly-once 1 1) ;;
         proxy_alo)   res=$(run_proxy "$name" "$src" at-least-once 0) ;;
         limit)       res=$(run_passthrough "$name" "$src") ;;
         streams_eos) res=$(run_streams "$name" "$src") ;;
@@ -267,6 +304,7 @@ latency() { # CONTENDER: p50 p99 in ms of source append -> colour append
   python3 "$top/bench/latency.py" "$B" "$src" "${outs[@]}"
 }
 for c in proxy_eos limit streams_eos; do
+  case " $CONTENDERS " in *" $c "*) ;; *) continue ;; esac
   say "latency: $c at $LRATE records/s"
   res=$(latency $c)
   record latency "$c" "$res"

@@ -5,8 +5,9 @@ import os
 import statistics
 import sys
 
-CONTENDERS = ["proxy_eos", "proxy_alo", "limit", "streams_eos", "kcat"]
+CONTENDERS = ["proxy_eos", "proxy_eos_metrics", "proxy_alo", "limit", "streams_eos", "kcat"]
 LABELS = {"proxy_eos": "gate-proxy, exactly-once (cutover half-way)",
+          "proxy_eos_metrics": "the same, /metrics scraped every second",
           "proxy_alo": "gate-proxy, at-least-once",
           "limit": "librdkafka passthrough, exactly-once (the limit)",
           "streams_eos": "Kafka Streams, exactly_once_v2 (the peer)",
@@ -49,7 +50,7 @@ def svg(path, sizes, main):
            'font-family="sans-serif" font-size="12">' % (w, h),
            '<text x="10" y="20" font-size="14">Throughput, records/s (make bench)</text>']
     y = 40
-    colours = {"proxy_eos": "#2b6cb0", "proxy_alo": "#63b3ed", "limit": "#718096",
+    colours = {"proxy_eos": "#2b6cb0", "proxy_eos_metrics": "#4a7fc1", "proxy_alo": "#63b3ed", "limit": "#718096",
                "streams_eos": "#dd6b20", "kcat": "#a0aec0"}
     for s in sizes:
         out.append('<text x="10" y="%d" font-weight="bold">%s-byte records</text>' % (y + 12, s))
@@ -117,7 +118,7 @@ def main():
     if sizes:
         s = sizes[0]
         g = lambda c, i: agg.get((c, s), (float("nan"),) * 3)[i]
-        r1, r2, r3, r4, r5 = (g(c, 0) for c in CONTENDERS)
+        r1, rm, r2, r3, r4, r5 = (g(c, 0) for c in CONTENDERS)
         c1, c4 = g("proxy_eos", 1), g("streams_eos", 1)
         rss = max([v[2] for (c, _), v in agg.items() if c.startswith("proxy")] + [0])
         # the steady state's p99 (bench/latency.py: after the feed's first 2 s)
@@ -126,7 +127,8 @@ def main():
         print()
         print(f"bench: proxy_eos={r1:.0f} proxy_alo={r2:.0f} limit={r3:.0f} streams_eos={r4:.0f} "
               f"kcat={r5:.0f} ratio_limit={r1 / r3:.2f} ratio_peer={r1 / r4:.2f} "
-              f"cpu_ratio_peer={c1 / c4:.2f} rss_mb={rss:.1f} p99_ms={p99}")
+              f"cpu_ratio_peer={c1 / c4:.2f} rss_mb={rss:.1f} p99_ms={p99} "
+              f"metrics={rm:.0f} ratio_metrics={rm / r1:.3f}")
 
 
 main()

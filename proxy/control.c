@@ -54,6 +54,10 @@ const char *gp_ctl_error(const gp_ctl_t *c) {
         return c->error.msg;
 }
 
+gp_errcode_t gp_ctl_error_code(const gp_ctl_t *c) {
+        return c->error.code;
+}
+
 const gp_cm_t *gp_ctl_document(const gp_ctl_t *c) {
         return c->doc;
 }

@@ -71,8 +71,10 @@ const char *gp_ctl_describe(const gp_ctl_t *c);
 int gp_ctl_poll(gp_ctl_t *c, bool force);
 /* The last good control, or NULL if there never was one. */
 const gp_control_t *gp_ctl_current(const gp_ctl_t *c);
-/* The reason the last read failed, or "" when it succeeded. */
+/* The reason the last read failed, or "" when it succeeded; its code
+ * (GP_OK when it succeeded). */
 const char *gp_ctl_error(const gp_ctl_t *c);
+gp_errcode_t gp_ctl_error_code(const gp_ctl_t *c);
 /* The last document read successfully (borrowed), or NULL. */
 const gp_cm_t *gp_ctl_document(const gp_ctl_t *c);
 

@@ -182,6 +182,9 @@ const char *const gp_dlq_reasons[GP_DLQ_REASONS] = {
         "no-timestamp", "bad-frame",   "bad-avro",       "unknown-schema", "bad-schema",
         "registry-unavailable", "too-large", "late",     "other"};
 
+const char *const gp_refusal_reasons[GP_REFUSALS] = {"invalid", "missing", "unreachable",
+                                                     "denied",  "error",   "request"};
+
 const gp_deliver_ops_t gp_delivery_eos = {"exactly-once", eos_begin, eos_commit, eos_abort};
 const gp_deliver_ops_t gp_delivery_alo = {"at-least-once", alo_begin, alo_commit, alo_abort};
 
@@ -220,6 +223,7 @@ void gp_delivery_committed(gp_proxy_t *p) {
         p->stats.last_commit_ms = gp_now_ms();
         p->stats.partitions = (int)p->n_pptrs;
         pthread_mutex_unlock(&p->lock);
+        gp_log_set_state(gp_phase_name(p->gate.phase), gp_colour_name(p->gate.new_c));
 }
 
 gp_txres_t gp_delivery_commit(gp_proxy_t *p) {
@@ -242,20 +246,20 @@ gp_txres_t gp_delivery_commit(gp_proxy_t *p) {
                 int cb = 0, sb = 0;
                 while (cb < GP_COMMIT_BUCKETS && took > gp_commit_le[cb])
                         cb++;
-                while (sb < GP_SIZE_BUCKETS && (double)p->win_records > gp_size_le[sb])
+                while (sb < GP_SIZE_BUCKETS && (double)p->win.records > gp_size_le[sb])
                         sb++;
                 pthread_mutex_lock(&p->lock);
                 p->stats.txns++;
                 p->stats.commit_n[cb]++;
                 p->stats.commit_sum_s += took;
                 p->stats.size_n[sb]++;
-                p->stats.size_sum += p->win_records;
-                p->stats.bytes_in += p->win_in;
-                p->stats.bytes_out += p->win_out;
+                p->stats.size_sum += p->win.records;
+                p->stats.bytes_in += p->win.in;
+                p->stats.bytes_out += p->win.out;
                 for (int i = 0; i < GP_DLQ_REASONS; i++)
                         p->stats.dlq_by[i] += p->win_dlq[i];
                 pthread_mutex_unlock(&p->lock);
-                p->win_records = p->win_in = p->win_out = 0;
+                p->win = (gp_wcount_t){0};
                 memset(p->win_dlq, 0, sizeof(p->win_dlq));
                 gp_delivery_committed(p);
         }
@@ -277,7 +281,7 @@ gp_txres_t gp_delivery_abort(gp_proxy_t *p) {
         p->gate = p->cgate;
         p->need_commit = false;
         p->txn_begin = -1;
-        p->win_records = p->win_in = p->win_out = 0;
+        p->win = (gp_wcount_t){0};
         memset(p->win_dlq, 0, sizeof(p->win_dlq));
         gp_assign_all(p);
         pthread_mutex_lock(&p->lock);

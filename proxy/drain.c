@@ -36,6 +36,7 @@ struct gp_drain {
         bool drained;
         int64_t next;    /* mono ms: no check starts before */
         char msg[512];   /* the progress last logged (the thread's) */
+        int64_t lag[2];  /* per colour: the last check's lag, -1: unknown */
 };
 
 static bool same(const tlist_t *a, gp_colour_t old, const gp_drain_target_t *t, size_t n) {
@@ -187,6 +188,9 @@ static bool check(gp_drain_t *d, const tlist_t *a) {
                 snprintf(d->msg, sizeof(d->msg), "%s", msg);
         }
         bool drained = ok && done == l->cnt;
+        pthread_mutex_lock(&d->lock);
+        d->lag[a->old] = ok ? lag : -1;
+        pthread_mutex_unlock(&d->lock);
         rd_kafka_topic_partition_list_destroy(l);
         free(p);
         return drained;
@@ -225,6 +229,7 @@ gp_drain_t *gp_drain_new(const gp_conf_t *conf, gp_err_t *err) {
                 return NULL;
         }
         d->conf = conf;
+        d->lag[0] = d->lag[1] = -1;
         pthread_mutex_init(&d->lock, NULL);
         pthread_cond_init(&d->cond, NULL);
         for (int c = 0; c < 2; c++) {
@@ -291,4 +296,13 @@ bool gp_drain_ask(gp_drain_t *d, gp_colour_t old, const gp_drain_target_t *t, si
         }
         pthread_mutex_unlock(&d->lock);
         return v;
+}
+
+int64_t gp_drain_lag(gp_drain_t *d, gp_colour_t c) {
+        if (!d)
+                return -1;
+        pthread_mutex_lock(&d->lock);
+        int64_t lag = d->lag[c];
+        pthread_mutex_unlock(&d->lock);
+        return lag;
 }

@@ -45,4 +45,9 @@ bool gp_drain_has(const gp_drain_t *d, gp_colour_t c);
  * Never waits on the network. */
 bool gp_drain_ask(gp_drain_t *d, gp_colour_t old, const gp_drain_target_t *t, size_t n);
 
+/* Offsets the drain group of colour c had still to consume at the last
+ * finished check (0: drained), -1 when unknown (no group, no check yet,
+ * or the last check failed). Any thread; d may be NULL. */
+int64_t gp_drain_lag(gp_drain_t *d, gp_colour_t c);
+
 #endif

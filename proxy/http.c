@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <librdkafka/rdkafka.h>
 #include <microhttpd.h>
 
@@ -71,6 +72,71 @@ static void put_time(text_t *t, const char *name, int64_t ms) {
                 put(t, "%s NaN\n", name);
         else
                 put(t, "%s %.3f\n", name, (double)ms / 1000.0);
+}
+
+/* ---- the brokers, from librdkafka's statistics ---------------------------- */
+
+/* Each broker a client knows (not the bootstrap placeholders): up (state
+ * UP) and its average and 99th percentile round-trip time. */
+static void broker_metrics(text_t *t, gp_proxy_t *p) {
+        static const char *const client[2] = {"producer", "consumer"};
+        cJSON *doc[2] = {NULL, NULL};
+        for (int i = 0; i < 2; i++) {
+                pthread_mutex_lock(&p->lock);
+                char *copy = p->kstats[i] ? strdup(p->kstats[i]) : NULL;
+                pthread_mutex_unlock(&p->lock);
+                doc[i] = copy ? cJSON_Parse(copy) : NULL;
+                free(copy);
+        }
+        static const struct {
+                const char *name, *type, *help;
+        } fam[3] = {
+                {"gate_proxy_broker_up", "gauge",
+                 "1 while the client's connection to the broker is up (librdkafka "
+                 "statistics, every statistics.interval.ms)."},
+                {"gate_proxy_broker_rtt_seconds", "gauge",
+                 "Average request round-trip time to the broker over the last statistics "
+                 "interval."},
+                {"gate_proxy_broker_rtt_p99_seconds", "gauge",
+                 "99th percentile of the request round-trip time to the broker over the "
+                 "last statistics interval."},
+        };
+        for (int f = 0; f < 3; f++) {
+                family(t, fam[f].name, fam[f].type, fam[f].help);
+                for (int i = 0; i < 2; i++) {
+                        const cJSON *b,
+                                *brokers = cJSON_GetObjectItemCaseSensitive(doc[i], "brokers");
+                        cJSON_ArrayForEach(b, brokers) {
+                                const cJSON *id =
+                                        cJSON_GetObjectItemCaseSensitive(b, "nodeid");
+                                const cJSON *nm =
+                                        cJSON_GetObjectItemCaseSensitive(b, "nodename");
+                                const cJSON *st = cJSON_GetObjectItemCaseSensitive(b, "state");
+                                const cJSON *rtt = cJSON_GetObjectItemCaseSensitive(b, "rtt");
+                                if (!cJSON_IsNumber(id) || id->valuedouble < 0 ||
+                                    !cJSON_IsString(nm) || strchr(nm->valuestring, '"') ||
+                                    strchr(nm->valuestring, '\\'))
+                                        continue;
+                                char lbl[400];
+                                snprintf(lbl, sizeof lbl,
+                                         "client=\"%s\",broker=\"%.200s\",id=\"%d\"",
+                                         client[i], nm->valuestring, (int)id->valuedouble);
+                                if (f == 0) {
+                                        put(t, "%s{%s} %d\n", fam[f].name, lbl,
+                                            cJSON_IsString(st) &&
+                                                    !strcmp(st->valuestring, "UP"));
+                                        continue;
+                                }
+                                const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+                                        rtt, f == 1 ? "avg" : "p99");
+                                if (cJSON_IsNumber(v))
+                                        put(t, "%s{%s} %.6f\n", fam[f].name, lbl,
+                                            v->valuedouble / 1e6);
+                        }
+                }
+        }
+        cJSON_Delete(doc[0]);
+        cJSON_Delete(doc[1]);
 }
 
 /* ---- the process ---------------------------------------------------------- */
@@ -232,6 +298,26 @@ static void metrics(gp_http_t *h, text_t *t) {
         for (int i = 0; i < 4; i++)
                 put(t, "gate_proxy_control_map_writes_total{outcome=\"%s\"} %" PRIu64 "\n",
                     outcome[i], w[i]);
+        family(t, "gate_proxy_control_refusals_total", "counter",
+               "Control input not acted on, by reason: the map invalid, missing, out of reach "
+               "or denied, another read failure, or a request the gate refused; once per "
+               "change of reason.");
+        for (int i = 0; i < GP_REFUSALS; i++)
+                put(t, "gate_proxy_control_refusals_total{reason=\"%s\"} %" PRIu64 "\n",
+                    gp_refusal_reasons[i], s.refusals[i]);
+        family(t, "gate_proxy_drain_lag_records", "gauge",
+               "Offsets the colour's drain group (gate.drain.group.*) had still to consume at "
+               "the last drain check; NaN while unknown.");
+        for (int i = 0; i < 2; i++) {
+                int64_t dl = gp_drain_lag(h->p->drain, (gp_colour_t)i);
+                if (dl < 0)
+                        put(t, "gate_proxy_drain_lag_records{colour=\"%s\"} NaN\n",
+                            gp_colour_name((gp_colour_t)i));
+                else
+                        put(t, "gate_proxy_drain_lag_records{colour=\"%s\"} %" PRId64 "\n",
+                            gp_colour_name((gp_colour_t)i), dl);
+        }
+        broker_metrics(t, h->p);
         gp_lag_t lags[256];
         size_t nl = gp_proxy_lags(h->p, lags, sizeof(lags) / sizeof(lags[0]));
         family(t, "gate_proxy_partition_lag_records", "gauge",

@@ -121,7 +121,7 @@ struct gp_proxy {
         gp_drain_target_t *drain_t; /* the old colour's targets, one per partition */
         gp_status_t *status;    /* writes status and decisions to the map */
         gp_http_t *http;        /* http.listen; NULL: none */
-        uint64_t win_records, win_in, win_out; /* the open window's */
+        gp_wcount_t win;        /* the open window's counts */
         uint64_t win_dlq[GP_DLQ_REASONS];
         gp_lag_t *lags;         /* per partition, under lock; n_pptrs of them */
         size_t n_lags;
@@ -129,7 +129,10 @@ struct gp_proxy {
         int64_t txn_begin;      /* gp_mono_ms() when the open window began, -1: none */
         int64_t txn_timeout_ms; /* the producer's effective transaction.timeout.ms */
 
-        pthread_mutex_t lock; /* guards stats */
+        pthread_mutex_t lock; /* guards stats, kstats */
+        /* The last librdkafka statistics (JSON) of the producer [0] and
+         * the consumer [1], with http.listen; freed by rd_kafka_mem_free. */
+        char *kstats[2];
         gp_stats_t stats;
 };
 
@@ -155,6 +158,9 @@ gp_txres_t gp_delivery_commit(gp_proxy_t *p);
 gp_txres_t gp_delivery_abort(gp_proxy_t *p);
 void gp_delivery_committed(gp_proxy_t *p);
 int gp_delivery_exit_code(gp_proxy_t *p);
+
+/* setup.c: librdkafka's statistics callback (opaque: the proxy). */
+int gp_kafka_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque);
 
 /* record.c */
 int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t now,

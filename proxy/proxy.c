@@ -140,6 +140,12 @@ static bool drained(gp_proxy_t *p) {
         return gp_drain_ask(p->drain, old, p->drain_t, n);
 }
 
+static void refused(gp_proxy_t *p, int reason) {
+        pthread_mutex_lock(&p->lock);
+        p->stats.refusals[reason]++;
+        pthread_mutex_unlock(&p->lock);
+}
+
 /* Task, at every boundary: the control map, the watermark, the gate's
  * decisions (T, the close). */
 static void control_task(gp_proxy_t *p, int64_t now) {
@@ -147,9 +153,15 @@ static void control_task(gp_proxy_t *p, int64_t now) {
         int rc = p->ctl_pending ? p->ctl_pending : gp_ctl_poll(p->ctl, false);
         p->ctl_pending = 0;
         const char *cerr = gp_ctl_error(p->ctl);
-        if (rc < 0 && strcmp(p->ctl_error, cerr))
+        if (rc < 0 && strcmp(p->ctl_error, cerr)) {
                 gp_warn("control map invalid, keeping the last good state: %s", cerr);
-        else if (rc >= 0 && p->ctl_error[0])
+                gp_errcode_t code = gp_ctl_error_code(p->ctl);
+                refused(p, code == GP_ERR_INVALID     ? GP_REF_INVALID
+                           : code == GP_ERR_NOT_FOUND ? GP_REF_MISSING
+                           : code == GP_ERR_TRANSPORT ? GP_REF_UNREACHABLE
+                           : code == GP_ERR_DENIED    ? GP_REF_DENIED
+                                                      : GP_REF_ERROR);
+        } else if (rc >= 0 && p->ctl_error[0])
                 gp_info("control map valid again");
         snprintf(p->ctl_error, sizeof(p->ctl_error), "%s", rc < 0 ? cerr : "");
         const gp_control_t *ctl = gp_ctl_current(p->ctl);
@@ -201,6 +213,7 @@ static void control_task(gp_proxy_t *p, int64_t now) {
         if (st.events & GP_EV_REFUSED) {
                 if (strcmp(p->last_refusal, st.err)) {
                         gp_warn("request refused, routing unchanged: %s", st.err);
+                        refused(p, GP_REF_REQUEST);
                         snprintf(p->last_refusal, sizeof(p->last_refusal), "%s", st.err);
                 }
         } else
@@ -297,7 +310,10 @@ static win_end_t window(gp_proxy_t *p, rd_kafka_message_t **msgs, bool *open) {
                             t->parts[m->partition].hold ||
                             (p->reg && gp_record_hold(p, t, m, bmono))) {
                                 if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
-                                        gp_warn("consume: %s", rd_kafka_message_errstr(m));
+                                        gp_log_at(GP_LOG_WARN,
+                                                  m->rkt ? rd_kafka_topic_name(m->rkt) : NULL,
+                                                  m->partition, "consume: %s",
+                                                  rd_kafka_message_errstr(m));
                                 rd_kafka_message_destroy(m);
                                 continue;
                         }

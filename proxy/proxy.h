@@ -36,6 +36,20 @@ extern const double gp_size_le[GP_SIZE_BUCKETS];
  * gate-proxy.error header (docs/DESIGN.md, Bad input), "late", "other". */
 #define GP_DLQ_REASONS 14
 extern const char *const gp_dlq_reasons[GP_DLQ_REASONS];
+/* Control input the proxy did not act on, by reason: the map invalid,
+ * missing, out of reach, access denied, another read failure; a request
+ * refused by the gate (gate-proxy.error says which). Counted once per
+ * change of reason, not per read. */
+#define GP_REFUSALS 6
+enum {
+        GP_REF_INVALID,
+        GP_REF_MISSING,
+        GP_REF_UNREACHABLE,
+        GP_REF_DENIED,
+        GP_REF_ERROR,
+        GP_REF_REQUEST
+};
+extern const char *const gp_refusal_reasons[GP_REFUSALS];
 
 typedef struct gp_stats {
         uint64_t in;       /* records read and committed */
@@ -60,7 +74,21 @@ typedef struct gp_stats {
         double commit_sum_s;
         uint64_t size_sum;
         uint64_t dlq_by[GP_DLQ_REASONS]; /* committed, per gp_dlq_reasons */
+        uint64_t refusals[GP_REFUSALS];  /* per gp_refusal_reasons */
 } gp_stats_t;
+
+/* What /metrics counts of each record while its window is open, folded
+ * into gp_stats_t when the window commits (dropped when it aborts): three
+ * additions on the hot path, no atomics (bench/cost.sh, mode metrics). */
+typedef struct gp_wcount {
+        uint64_t records, in, out; /* records; key, value and header bytes */
+} gp_wcount_t;
+
+static inline void gp_wcount_record(gp_wcount_t *w, uint64_t in, uint64_t out) {
+        w->records++;
+        w->in += in;
+        w->out += out;
+}
 
 /* One source partition's lag: its end (the last stable offset as the
  * consumer last saw it) minus the committed position. */

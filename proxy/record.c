@@ -143,9 +143,7 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                               : gp_gate_route(&p->gate, &p->gconf, &ps->work.st, ts, now, &late);
         rd_kafka_message_detach_headers(m, &hdrs);
         ps->work.pos = m->offset + 1;
-        p->win_records++;
-        p->win_in += size;
-        p->win_out += size;
+        gp_wcount_record(&p->win, size, size);
         if (d != GP_DEST_DLQ)
                 return produce(p, t->out[d], m->partition, m,
                                tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? 0 : kts, hdrs);
@@ -161,7 +159,7 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                 hdrs = rd_kafka_headers_new(2);
         rd_kafka_header_add(hdrs, GP_HDR_ERROR, -1, why, -1);
         rd_kafka_header_add(hdrs, GP_HDR_SOURCE, -1, src, -1);
-        p->win_out += strlen(GP_HDR_ERROR) + strlen(why) + strlen(GP_HDR_SOURCE) + strlen(src);
+        p->win.out += strlen(GP_HDR_ERROR) + strlen(why) + strlen(GP_HDR_SOURCE) + strlen(src);
         const char *reason = ts == GP_TS_NONE && bad.code ? bad.code : "late";
         int ri = 0;
         while (ri < GP_DLQ_REASONS - 1 && strcmp(gp_dlq_reasons[ri], reason))
@@ -181,13 +179,13 @@ static void pause_at(gp_proxy_t *p, const char *topic, int32_t part, int64_t off
         rd_kafka_resp_err_t e = pause ? rd_kafka_pause_partitions(p->cons, l)
                                       : rd_kafka_resume_partitions(p->cons, l);
         if (e)
-                gp_warn("%s %s/%d: %s", pause ? "pause" : "resume", topic, part,
-                        rd_kafka_err2str(e));
+                gp_log_at(GP_LOG_WARN, topic, part, "%s %s/%d: %s", pause ? "pause" : "resume",
+                          topic, part, rd_kafka_err2str(e));
         if (pause && offset >= 0) {
                 rd_kafka_error_t *se = rd_kafka_seek_partitions(p->cons, l, GP_KAFKA_WAIT_MS);
                 if (se) {
-                        gp_warn("seek %s/%d to %" PRId64 ": %s", topic, part, offset,
-                                rd_kafka_error_string(se));
+                        gp_log_at(GP_LOG_WARN, topic, part, "seek %s/%d to %" PRId64 ": %s",
+                                  topic, part, offset, rd_kafka_error_string(se));
                         rd_kafka_error_destroy(se);
                 }
         }
@@ -208,8 +206,9 @@ bool gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t
         ps->hold_id = id;
         p->n_hold++;
         pause_at(p, t->name, m->partition, m->offset, true);
-        gp_debug("%s/%d held at offset %" PRId64 " for schema id %" PRIu32, t->name,
-                 m->partition, m->offset, id);
+        gp_log_at(GP_LOG_DEBUG, t->name, m->partition,
+                  "%s/%d held at offset %" PRId64 " for schema id %" PRIu32, t->name,
+                  m->partition, m->offset, id);
         return true;
 }
 
@@ -237,8 +236,9 @@ int gp_record_release(gp_proxy_t *p, int64_t now, int64_t mono) {
                         ps->hold = false;
                         p->n_hold--;
                         pause_at(p, p->topics[t].name, i, -1, false);
-                        gp_debug("%s/%d resumed: schema id %" PRIu32 " answered",
-                                 p->topics[t].name, i, ps->hold_id);
+                        gp_log_at(GP_LOG_DEBUG, p->topics[t].name, i,
+                                  "%s/%d resumed: schema id %" PRIu32 " answered",
+                                  p->topics[t].name, i, ps->hold_id);
                 }
         return 0;
 }

@@ -15,6 +15,29 @@
 #include "proxy/internal.h"
 #include "proxy/log.h"
 
+int gp_kafka_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque) {
+        gp_proxy_t *p = opaque;
+        int i = rd_kafka_type(rk) == RD_KAFKA_PRODUCER ? 0 : 1;
+        (void)len;
+        pthread_mutex_lock(&p->lock);
+        char *old = p->kstats[i];
+        p->kstats[i] = json;
+        pthread_mutex_unlock(&p->lock);
+        rd_kafka_mem_free(rk, old);
+        return 1; /* ours now */
+}
+
+/* With http.listen: statistics for the broker metrics, every 5 s unless
+ * kafka.statistics.interval.ms says otherwise. */
+static void want_stats(gp_proxy_t *p, rd_kafka_conf_t *kc, const char *role, gp_err_t *err,
+                       int *bad) {
+        if (!p->conf->http_listen)
+                return;
+        if (!gp_client_user_set(p->conf, role, "statistics.interval.ms"))
+                gp_client_set(kc, "statistics.interval.ms", "5000", err, bad);
+        rd_kafka_conf_set_stats_cb(kc, gp_kafka_stats);
+}
+
 /* gate.avro.schema: read and compiled once, at start. */
 static int load_avsc(gp_proxy_t *p, const char *path, gp_err_t *err) {
         FILE *f = fopen(path, "rb");
@@ -116,6 +139,7 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
         if (!p->eos || conf->drain_group_blue || conf->drain_group_green)
                 rd_kafka_conf_set_dr_msg_cb(kc, gp_record_delivered);
         rd_kafka_conf_set_opaque(kc, p);
+        want_stats(p, kc, "producer", err, &bad);
         if (bad || !(p->prod = gp_client_new(RD_KAFKA_PRODUCER, kc, err))) {
                 rd_kafka_conf_destroy(kc);
                 goto fail;
@@ -138,6 +162,8 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
         gp_client_set(kc, "auto.offset.reset",
                       conf->source_start == GP_START_LATEST ? "latest" : "earliest", err,
                       &bad);
+        rd_kafka_conf_set_opaque(kc, p);
+        want_stats(p, kc, "consumer", err, &bad);
         if (bad || !(p->cons = gp_client_new(RD_KAFKA_CONSUMER, kc, err))) {
                 rd_kafka_conf_destroy(kc);
                 goto fail;
@@ -204,6 +230,8 @@ void gp_proxy_destroy(gp_proxy_t *p) {
         if (p->prod)
                 rd_kafka_destroy(p->prod);
         gp_http_stop(p->http); /* first: its handlers read p */
+        for (int i = 0; i < 2; i++)
+                rd_kafka_mem_free(NULL, p->kstats[i]);
         gp_drain_destroy(p->drain);
         free(p->lags);
         gp_status_destroy(p->status);

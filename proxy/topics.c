@@ -115,7 +115,8 @@ static int create_topic(gp_proxy_t *p, const char *name, int n, int grow, gp_err
         rd_kafka_AdminOptions_destroy(o);
         rd_kafka_queue_destroy(q);
         if (rc == 0)
-                gp_info("%s topic %s with %d partitions", grow ? "grew" : "created", name, n);
+                gp_log_at(GP_LOG_INFO, name, -1, "%s topic %s with %d partitions",
+                          grow ? "grew" : "created", name, n);
         return rc;
 }
 
@@ -253,10 +254,11 @@ void gp_topics_discover(gp_proxy_t *p) {
                          * discovery, logged once per change and every 60 s. */
                         int64_t mono = gp_mono_ms();
                         if (strcmp(t->held, err.msg) || mono - t->held_logged >= 60000) {
-                                gp_error("%s grew to %d partitions but its records cannot be "
-                                         "placed: %s; holding partitions %d-%d (not read) "
-                                         "until then",
-                                         t->name, n, err.msg, t->n, n - 1);
+                                gp_log_at(GP_LOG_ERROR, t->name, -1,
+                                          "%s grew to %d partitions but its records cannot be "
+                                          "placed: %s; holding partitions %d-%d (not read) "
+                                          "until then",
+                                          t->name, n, err.msg, t->n, n - 1);
                                 t->held_logged = mono;
                         }
                         snprintf(t->held, sizeof(t->held), "%.500s", err.msg);

@@ -15,7 +15,9 @@
 # restarts it then, as Kubernetes would; any other exit fails the test.
 # gp-produce (idempotent, long --timeout-ms) rides the outages out. Each hop
 # completes (CLEAR_TO_TEARDOWN, the same T as before the outages), and the
-# checker finds every record exactly once, in order, split by T.
+# checker finds every record exactly once, in order, split by T. /livez,
+# asked every 200 ms throughout, never answers 503: broker trouble is not
+# a stuck loop (while a restarted process starts, nothing answers).
 source "$(dirname "$0")/lib.sh"
 
 BROKER="$(cd "$(dirname "$0")/../kafka" && pwd)/broker.sh"
@@ -25,7 +27,9 @@ LATENESS=60000   # event ms; records advance event time by 1 s per second
 FROZEN=0
 PRODUCER=""
 SUP_PID=""
+PROBER=""
 T0=$(date +%s)
+HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
 "$BROKER" status >/dev/null 2>&1 \
   || fail "tests/kafka/broker.sh status: no broker of its own with this environment (KAFKA_VERSION=${KAFKA_VERSION:-} GP_KAFKA_PORT=${GP_KAFKA_PORT:-} GP_KAFKA_DIR=${GP_KAFKA_DIR:-}); this test restarts and freezes it"
@@ -40,6 +44,7 @@ outage_exit() {
   if [ -s "$WORK/proxy.pid" ]; then kill -9 "$(cat "$WORK/proxy.pid")" 2>/dev/null || true; fi
   if [ -n "$SUP_PID" ]; then kill -9 "$SUP_PID" 2>/dev/null || true; fi
   if [ -n "$PRODUCER" ]; then kill "$PRODUCER" 2>/dev/null || true; fi
+  if [ -n "$PROBER" ]; then kill "$PROBER" 2>/dev/null || true; fi
   if [ $rc -ne 0 ]; then
     echo "--- exits of the proxy: $(tr '\n' ' ' <"$WORK/exits" 2>/dev/null)" >&2
     echo "--- last lines of gp-produce's log:" >&2
@@ -153,8 +158,15 @@ freeze_broker() {
 "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 3 --quiet >/dev/null
 "$GP_BIN" init --control "$WORK/cm.json" >/dev/null
 write_conf p "$S" kafka.producer.transaction.timeout.ms=5000 gate.lateness.ms=$LATENESS \
-  gate.commit.interval.ms=200
+  gate.commit.interval.ms=200 "http.listen=127.0.0.1:$HP"
 start_supervised
+# /livez every 200 ms: the status code (000: no answer) per line.
+( while :; do
+    curl -s -o /dev/null -w '%{http_code}\n' --max-time 2 "http://127.0.0.1:$HP/livez" \
+      >>"$WORK/livez.codes" || true
+    sleep 0.2
+  done ) &
+PROBER=$!
 
 say "5000 records, all to blue"
 produce "$S" 5000 0 --ts-start $BASE --disorder 200 --headers
@@ -206,7 +218,15 @@ flow_done
 wait_for "every record of S routed" 120 routed_all
 stop_supervised
 
+kill "$PROBER" 2>/dev/null || true
+wait "$PROBER" 2>/dev/null || true
+PROBER=""
+
 # ---- what the proxy did, and the verdict -------------------------------------
+LIVE_OK=$(grep -c '^200$' "$WORK/livez.codes" || true)
+LIVE_BAD=$(grep -vcE '^(200|000)$' "$WORK/livez.codes" || true)
+[ "$LIVE_BAD" = 0 ] || fail "/livez answered other than 200 $LIVE_BAD time(s) during the outages: $(grep -vE '^(200|000)$' "$WORK/livez.codes" | sort | uniq -c | tr '\n' ' ')"
+[ "$LIVE_OK" -gt 100 ] || fail "/livez answered 200 only $LIVE_OK times"
 if grep -E "ERROR: AddressSanitizer|runtime error:|LeakSanitizer" "$WORK/proxy.log"; then
   fail "sanitizer report in the proxy log"
 fi
@@ -221,5 +241,6 @@ grep -E "calling it again|exiting|outlived" "$WORK/proxy.log" | cut -c1-220 | he
 check "$S" --cutoff "$T2" --old green --since "$SINCE" --timeout-ms 60000
 check_all 74000
 for o in "${OUTAGES[@]}"; do say "$o"; done
+say "/livez through the outages: $LIVE_OK x 200, $(grep -c '^000$' "$WORK/livez.codes" || true) x no answer (restarts), 0 x 503"
 say "Kafka $("$BROKER" version): 74000 records, $(( $(date +%s) - T0 )) s"
 say "PASS"

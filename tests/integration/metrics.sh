@@ -168,20 +168,59 @@ produce "$S" 1000 $N --ts-start $((BASE + 60000))
 wait_for "$((N + 1000)) records routed after the abuse" 60 routed_is $((N + 1000))
 say "200 abusive connections: the proxy answers, RSS $RSS0 -> $RSS1 bytes, routing goes on"
 
+# A bad value in the map: kept out, counted once as an invalid refusal;
+# the value put back, the map is valid again.
+metric() { curl -s "$H/metrics" | sed -n "s/^$1 //p"; }
+setdelay() {
+  python3 - "$WORK/cm.json" "$1" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+d["data"]["deployment-deletion-delay-ms"] = sys.argv[2]
+open(sys.argv[1] + ".new", "w").write(json.dumps(d))
+os.rename(sys.argv[1] + ".new", sys.argv[1])
+PY
+}
+R='gate_proxy_control_refusals_total{reason="invalid"}'
+[ "$(metric "$R")" = 0 ] || fail "refusals before any bad map: $(metric "$R")"
+setdelay soon
+refused_once() { [ "$(metric "$R")" = 1 ]; }
+wait_for "one invalid-map refusal counted" 30 refused_once
+setdelay 0
+valid_again() { grep -q '"control map valid again"' "$WORK/proxy.log"; }
+wait_for "the map to be valid again" 30 valid_again
+refused_once || fail "the refusal was counted again: $(metric "$R")"
+say "a bad map value: $R 1, valid again once put back"
+# The brokers, from librdkafka's statistics (every 5 s).
+broker_up() { curl -s "$H/metrics" | grep -q '^gate_proxy_broker_up{client="producer",.*} 1$'; }
+wait_for "a producer broker up" 30 broker_up
+RTT=$(curl -s "$H/metrics" | grep -m1 '^gate_proxy_broker_rtt_p99_seconds{client="consumer"')
+[ -n "$RTT" ] || fail "no consumer broker round-trip time"
+say "brokers: $(curl -s "$H/metrics" | grep -c '^gate_proxy_broker_up{.*} 1$') connections up; $RTT"
+
 stop_proxy
-# log.format=json: every line one object with ts, level, pipeline, msg
+# log.format=json: every line one object with ts, level, pipeline, msg; the
+# phase and the active colour once routing; topic (and partition) on lines
+# about one.
 python3 - "$WORK/proxy.log" "it-$RUN_ID" <<'PY' || fail "the JSON log has a bad line (see above)"
 import json, sys
-n = 0
+n, staged, about = 0, 0, 0
+allowed = {"ts", "level", "pipeline", "msg", "phase", "colour", "topic", "partition"}
 for i, line in enumerate(open(sys.argv[1]), 1):
     o = json.loads(line)
-    assert set(o) == {"ts", "level", "pipeline", "msg"}, (i, line)
+    assert {"ts", "level", "pipeline", "msg"} <= set(o) <= allowed, (i, line)
     assert o["pipeline"] == sys.argv[2] and o["level"] in ("error", "warn", "info", "debug"), (i, line)
+    assert ("phase" in o) == ("colour" in o), (i, line)
+    staged += "phase" in o
+    if o["msg"].startswith("created topic "):
+        assert o.get("topic") == o["msg"].split()[2], (i, line)
+        about += 1
     n += 1
-assert n > 5, n
+assert n > 5 and staged > 0 and about > 0, (n, staged, about)
 print(n)
 PY
-say "log.format=json: every line of the proxy's log is one JSON object"
+grep -q '"phase":"closed","colour":"green"' "$WORK/proxy.log" \
+  || fail "no log line carries phase closed and colour green"
+say "log.format=json: every line one JSON object; phase and colour once routing, topic on topic lines"
 kill "$PROM_PID" 2>/dev/null
 wait "$PROM_PID" 2>/dev/null || true
 PROM_PID=""
