@@ -4,7 +4,16 @@
 #   1. kubectl apply of every manifest into a fresh namespace is accepted;
 #      the stored Deployment has replicas 1, strategy Recreate, the
 #      ServiceAccount, the config volume, the run command, and the probes
-#      (/livez, /readyz) on the named metrics port;
+#      (/livez, /readyz) on the named metrics port; the PodMonitor
+#      (podmonitor.yaml, monitoring.coreos.com/v1) selects the Deployment's
+#      pods and scrapes /metrics on a port their container names, the one
+#      the prometheus.io annotations give. The fixture has no Prometheus
+#      Operator, so the test defines the PodMonitor CRD itself (a permissive
+#      schema) and waits for it to be served before the apply; before that,
+#      when the fixture does not have the CRD yet, an apply of the directory
+#      into another namespace creates everything else and fails only on the
+#      PodMonitor (what deploy/README.md says of a cluster without the
+#      operator);
 #   2. with a token minted for the ServiceAccount (TokenRequest), straight
 #      HTTP with curl: get, watch (fieldSelector on the name) and merge
 #      patch of orders-configmap answer 200; get and patch of another
@@ -32,10 +41,18 @@ NS=gp-deploy-$RUN_ID
 CM=orders-configmap
 SA=gate-proxy
 
+PM_CRD=podmonitors.monitoring.coreos.com
+CRD_CREATED=0
+
 deploy_cleanup() {
   local rc=$?
   # bearer tokens: never kept, even for a post-mortem
   rm -f "$WORK/sa.token" "$WORK/auth.header" "$WORK/sa.kubeconfig"
+  # a fixture that goes on running gets back without the CRD made here
+  if [ "$CRD_CREATED" = 1 ] && [ "$K8S_STARTED" = 0 ]; then
+    kc delete crd "$PM_CRD" --timeout=30s >/dev/null 2>&1 || true
+  fi
+  kc delete namespace "$NS-nocrd" --wait=false >/dev/null 2>&1 || true
   k8s_fixture_down
   (exit $rc)
   finish_test
@@ -51,15 +68,63 @@ CA=$("$K8S" ca)
 say "API server $URL; namespace $NS"
 
 # ---- 1. the manifests are accepted ---------------------------------------
-say "1. kubectl apply -n $NS -f deploy/kubernetes/"
 kc create namespace "$NS" >/dev/null || fail "cannot create namespace $NS"
+if ! kc get crd "$PM_CRD" >/dev/null 2>&1; then
+  # without the Prometheus Operator's CRD: the rest applies, the PodMonitor not
+  say "0. kubectl apply -n $NS-nocrd -f deploy/kubernetes/ without the PodMonitor CRD"
+  kc create namespace "$NS-nocrd" >/dev/null || fail "cannot create namespace $NS-nocrd"
+  rc=0
+  # a discovery cache of its own: another run's may still list the CRD
+  kc --cache-dir "$WORK/kube-cache" -n "$NS-nocrd" apply -f "$MANIFESTS" >"$WORK/apply-nocrd.out" 2>&1 || rc=$?
+  [ $rc -ne 0 ] || fail "kubectl apply without the PodMonitor CRD succeeded"
+  grep -q 'no matches for kind "PodMonitor" in version "monitoring.coreos.com/v1"' "$WORK/apply-nocrd.out" \
+    || { cat "$WORK/apply-nocrd.out" >&2; fail "kubectl apply without the CRD: no 'no matches for kind PodMonitor'"; }
+  n=$(grep -c ' created$' "$WORK/apply-nocrd.out" || true)
+  [ "$n" = "$(( $(ls "$MANIFESTS"/*.yaml | wc -l) - 1 ))" ] \
+    || { cat "$WORK/apply-nocrd.out" >&2; fail "kubectl apply without the CRD created $n objects"; }
+  say "   exit $rc: $n objects created; $(grep -o 'no matches for kind "PodMonitor"[^;]*' "$WORK/apply-nocrd.out")"
+fi
+
+# The Prometheus Operator's PodMonitor CRD, permissive: the fixture runs no
+# operator, and what the stored object holds is checked below.
+say "1. the PodMonitor CRD, then kubectl apply -n $NS -f deploy/kubernetes/"
+kc get crd "$PM_CRD" >/dev/null 2>&1 || CRD_CREATED=1
+kc apply -f - >"$WORK/crd.out" 2>&1 <<CRD || { cat "$WORK/crd.out" >&2; fail "the PodMonitor CRD was refused"; }
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: $PM_CRD
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names:
+    kind: PodMonitor
+    listKind: PodMonitorList
+    plural: podmonitors
+    singular: podmonitor
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+CRD
+crd_served() {
+  [ "$(kc get crd "$PM_CRD" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" = True ] &&
+    kc -n "$NS" get podmonitors.monitoring.coreos.com >/dev/null 2>&1
+}
+wait_for "the PodMonitor CRD to be Established and served" 30 crd_served
+say "   $PM_CRD Established"
 rc=0
 kc -n "$NS" apply -f "$MANIFESTS" >"$WORK/apply.out" 2>&1 || rc=$?
 sed 's/^/   /' "$WORK/apply.out"
 [ $rc -eq 0 ] || fail "kubectl apply exited $rc"
 for obj in serviceaccount/$SA role.rbac.authorization.k8s.io/gate-proxy \
            rolebinding.rbac.authorization.k8s.io/gate-proxy configmap/$CM \
-           configmap/gate-proxy-config deployment.apps/gate-proxy; do
+           configmap/gate-proxy-config deployment.apps/gate-proxy \
+           podmonitor.monitoring.coreos.com/gate-proxy; do
   grep -q "^$obj created\$" "$WORK/apply.out" || fail "kubectl apply did not create $obj"
 done
 
@@ -79,6 +144,52 @@ got=$(dep '{.spec.template.spec.containers[0].livenessProbe.httpGet.path} {.spec
 [ "$got" = "/livez /readyz /livez http-metrics" ] || fail "deployment: probes and port are '$got'"
 say "   probes: liveness and startup /livez, readiness /readyz, on port http-metrics"
 say "   serviceAccountName=$SA, args run -c /etc/gate-proxy/gate-proxy.conf, config volume at /etc/gate-proxy"
+
+# The PodMonitor as stored: its selector matches the Deployment's pod
+# labels, each endpoint names a port of the Deployment's container, with the
+# port and path of the prometheus.io annotations, and it uses only fields of
+# the Prometheus Operator's PodMonitor (the permissive CRD would keep a
+# misspelt one).
+kc -n "$NS" get deployment gate-proxy -o json >"$WORK/deployment.json"
+kc -n "$NS" get podmonitor.monitoring.coreos.com gate-proxy -o json >"$WORK/podmonitor.json" \
+  || fail "no PodMonitor gate-proxy stored in $NS"
+python3 - "$WORK/podmonitor.json" "$WORK/deployment.json" >"$WORK/podmonitor.txt" 2>&1 <<'PY' \
+  || { cat "$WORK/podmonitor.txt" >&2; fail "the PodMonitor does not fit the Deployment (above)"; }
+import json, sys
+pm, dep = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+spec, tmpl = pm["spec"], dep["spec"]["template"]
+labels = tmpl["metadata"]["labels"]
+assert set(spec) <= {"selector", "podMetricsEndpoints", "namespaceSelector", "jobLabel",
+                     "podTargetLabels", "sampleLimit", "targetLimit"}, sorted(spec)
+assert "namespaceSelector" not in spec, "a namespaceSelector: the pods are in the PodMonitor's namespace"
+sel = spec["selector"]
+assert sel.get("matchLabels") or sel.get("matchExpressions"), ("an empty selector picks every pod", sel)
+for k, v in (sel.get("matchLabels") or {}).items():
+    assert labels.get(k) == v, ("selector label not on the pods", k, v, labels)
+for e in sel.get("matchExpressions") or []:
+    op, have = e["operator"], labels.get(e["key"])
+    ok = {"In": lambda: have in e["values"], "NotIn": lambda: have not in e["values"],
+          "Exists": lambda: have is not None, "DoesNotExist": lambda: have is None}[op]()
+    assert ok, ("selector expression does not match the pods", e, labels)
+# the Deployment's own selector picks the same pods
+for k, v in dep["spec"]["selector"]["matchLabels"].items():
+    assert labels.get(k) == v, (k, v)
+ports = {p["name"]: p["containerPort"] for c in tmpl["spec"]["containers"] for p in c.get("ports", [])
+         if "name" in p}
+ann = tmpl["metadata"].get("annotations", {})
+eps = spec.get("podMetricsEndpoints")
+assert eps, "no podMetricsEndpoints"
+for ep in eps:
+    assert set(ep) <= {"port", "path", "interval", "scrapeTimeout", "scheme", "honorLabels",
+                       "honorTimestamps", "relabelings", "metricRelabelings"}, sorted(ep)
+    assert ep.get("port") in ports, ("endpoint port is not a container port", ep.get("port"), ports)
+    assert str(ports[ep["port"]]) == ann.get("prometheus.io/port"), (ports[ep["port"]], ann)
+    assert ep.get("path", "/metrics") == ann.get("prometheus.io/path") == "/metrics", (ep, ann)
+print("selector %s; endpoint port %s (containerPort %d), path %s" % (
+    ",".join("%s=%s" % kv for kv in sorted((sel.get("matchLabels") or {}).items())), eps[0]["port"],
+    ports[eps[0]["port"]], eps[0].get("path", "/metrics")))
+PY
+say "   podmonitor: $(cat "$WORK/podmonitor.txt")"
 
 kc -n "$NS" get configmap gate-proxy-config -o jsonpath='{.data.gate-proxy\.conf}' >"$WORK/gate-proxy.conf"
 grep -qx "control.k8s.configmap=$CM" "$WORK/gate-proxy.conf" \
