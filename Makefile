@@ -13,9 +13,11 @@
 #   make soak   (not part of make test) exactly-once under faults for
 #               SOAK_MINUTES (default 30): cutovers back and forth, proxy kills,
 #               broker restarts, on its own broker (tests/soak.sh says more)
+#   make dashboard-png  (not part of make test) redraws docs/dashboard/*.png:
+#               the Grafana dashboard's panels over a real cutover
 BUILD ?= build
 
-.PHONY: all build demo install test e2e build-test unit soak bench config-docs clean
+.PHONY: all build demo install test e2e build-test unit soak bench config-docs dashboard-png clean
 
 all: build
 
@@ -65,6 +67,23 @@ bench:
 config-docs: build
 	$(BUILD)/release/gate-proxy --list-config > configs/CONFIGURATION.md
 	$(BUILD)/release/gate-proxy --example-config > configs/gate-proxy.conf.example
+
+# docs/dashboard/*.png: integration.metrics at its slow pace (a cutover a
+# minute into 150 s of records, about three minutes) on its own Kafka 3.9
+# broker, its Prometheus drawn by scripts/dashboard-png.py. A build without
+# sanitizers, whose memory would be in the plots; KAFKA_VERSION=4 for 4.x.
+dashboard-png: export KAFKA_VERSION := $(or $(KAFKA_VERSION),3.9)
+dashboard-png:
+	@scripts/install-deps.sh test
+	@cmake -S . -B $(BUILD)/docs -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD)/docs
+	tests/kafka/broker.sh start
+	rm -f docs/dashboard/*.png
+	rc=0; (cd $(BUILD)/docs && GP_BOOTSTRAP=$$($(CURDIR)/tests/kafka/broker.sh bootstrap) \
+	  GP_METRICS_PACE=slow GP_DASHBOARD_PNG=$(CURDIR)/docs/dashboard \
+	  ctest -R '^integration\.metrics$$' --output-on-failure) || rc=$$?; \
+	  tests/kafka/broker.sh stop; exit $$rc
+	@ls -l docs/dashboard
 
 clean:
 	rm -rf $(BUILD)

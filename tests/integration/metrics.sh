@@ -10,16 +10,36 @@
 #     dead-letter counter what it found in the DLQ, and the phase series
 #     went steady -> split -> closed, and every query of the Grafana
 #     dashboard (deploy/grafana/gate-proxy.json) returns data;
+#   - scripts/dashboard-png.py draws the dashboard's panels from that
+#     Prometheus over the run (an overview and one PNG per panel), into
+#     $GP_DASHBOARD_PNG when set (`make dashboard-png`: docs/dashboard/),
+#     else into the work directory; every panel has data, every file is a
+#     PNG of at least the expected size and not blank, and the overview
+#     shows blue and green, steady and closed (the cutover);
 #   - 200 abusive connections leave it answering and routing;
 #   - after SIGTERM the proxy exits 0; with log.format=json every line of
 #     its log is one JSON object.
+# GP_METRICS_PACE=slow (`make dashboard-png`): 200 records a second with
+# event time at the clock's pace, the cutover a minute in and 150 s of
+# records in all, so the dashboard's one-minute rates settle in the plots;
+# the default is 20,000 records at 4,000 a second, the cutover after 3,000.
 source "$(dirname "$0")/lib.sh"
 command -v prometheus >/dev/null || fail "prometheus is not installed (scripts/install-deps.sh test)"
 command -v promtool >/dev/null || fail "promtool is not installed (scripts/install-deps.sh test)"
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+PLOT_PY=""
+for py in python3 /usr/bin/python3; do
+  "$py" -c 'import matplotlib' 2>/dev/null && { PLOT_PY=$py; break; }
+done
+[ -n "$PLOT_PY" ] || fail "matplotlib is not installed (python3-matplotlib: scripts/install-deps.sh test)"
+case "${GP_METRICS_PACE:-fast}" in
+  fast) N=20000 RATE=4000 TS_STEP=1 CUT=3000 ;;
+  slow) N=30000 RATE=200 TS_STEP=5 CUT=12000 ;;
+  *) fail "GP_METRICS_PACE is fast or slow, not '$GP_METRICS_PACE'" ;;
+esac
 
 S=gp-metrics-$RUN_ID
 BASE=1700000000000
-N=20000
 PROM_PID=""
 ON_EXIT='[ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null'
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -60,6 +80,7 @@ scrape_configs:
     static_configs:
       - targets: ["127.0.0.1:$HP"]
 EOF
+PROM_START=$(date +%s)
 prometheus --config.file="$WORK/prom.yml" --storage.tsdb.path="$WORK/tsdb" \
   --web.listen-address="127.0.0.1:$PP" >"$WORK/prometheus.log" 2>&1 &
 PROM_PID=$!
@@ -73,9 +94,9 @@ scraped() { [ "$(q 'up{job="gate-proxy"}')" = 1 ]; }
 wait_for "Prometheus to scrape the proxy" 60 scraped
 say "Prometheus $(prometheus --version 2>&1 | head -1 | cut -d' ' -f3) scrapes the proxy every second"
 
-produce "$S" $N 0 --ts-start $BASE --disorder 100 --rate 4000 --bad-every 500 &
+produce "$S" $N 0 --ts-start $BASE --ts-step $TS_STEP --disorder 100 --rate $RATE --bad-every 500 &
 PRODUCER=$!
-wait_for "3000 records routed" 60 routed_is 3000
+wait_for "$CUT records routed" $((CUT / RATE + 60)) routed_is $CUT
 "$GP_BIN" cutover --control "$WORK/cm.json" --to green --delay-ms 500 >/dev/null 2>&1
 wait_for "CLEAR_TO_TEARDOWN" 60 key_is stage CLEAR_TO_TEARDOWN
 "$GP_BIN" finish --control "$WORK/cm.json" >/dev/null
@@ -131,6 +152,50 @@ until dashboard_ok; do
 done
 say "dashboard: all $(head -1 "$WORK/dash.txt") return data"
 
+# The dashboard drawn from Prometheus over the run so far: the overview and
+# one PNG per panel, each panel with data (--require-data).
+PNG_DIR=${GP_DASHBOARD_PNG:-$WORK/dashboard}
+png_t0=$(date +%s%N)
+"$PLOT_PY" "$REPO/scripts/dashboard-png.py" --prometheus "$P" --start "$PROM_START" \
+  --end "$(date +%s)" --out "$PNG_DIR" --require-data >"$WORK/png.txt" 2>&1 \
+  || { cat "$WORK/png.txt"; fail "scripts/dashboard-png.py failed"; }
+png_ms=$(( ($(date +%s%N) - png_t0) / 1000000 ))
+"$PLOT_PY" - "$REPO" "$PNG_DIR" <<'PY' >"$WORK/png-check.txt" 2>&1 \
+  || { cat "$WORK/png.txt" "$WORK/png-check.txt"; fail "the dashboard's PNG files are missing or wrong"; }
+import importlib.util, json, os, sys
+from PIL import Image
+repo, out = sys.argv[1], sys.argv[2]
+spec = importlib.util.spec_from_file_location("dashboard_png", repo + "/scripts/dashboard-png.py")
+dp = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(dp)
+panels = json.load(open(repo + "/deploy/grafana/gate-proxy.json"))["panels"]
+def near(img, hexcolour, tol=40):
+    """pixels within tol (per channel) of the colour"""
+    c = tuple(int(hexcolour[i:i + 2], 16) for i in (1, 3, 5))
+    return sum(n for n, px in img.getcolors(1 << 20)
+               if all(abs(px[i] - c[i]) <= tol for i in range(3)))
+total = 0
+for name, min_w, min_h in [("overview.png", 1400, 1200)] + \
+        [(dp.slug(p["title"]) + ".png", 800, 160) for p in panels]:
+    path = os.path.join(out, name)
+    img = Image.open(path)
+    assert img.format == "PNG", (name, img.format)
+    img = img.convert("RGB")
+    w, h = img.size
+    assert w >= min_w and h >= min_h, (name, "too small", w, h)
+    inked = w * h - near(img, "#ffffff", 8)
+    assert inked > 0.03 * w * h, (name, "almost blank", inked, w * h)
+    total += os.path.getsize(path)
+# The Active colour and Phase strips show blue and green, steady and closed,
+# so the cutover is in the picture
+ov = Image.open(os.path.join(out, "overview.png")).convert("RGB")
+for what in ("blue", "green", "steady", "closed"):
+    n = near(ov, dp.COLOURS[what], 12)
+    assert n > 1500, ("overview.png", "hardly any " + what, n)
+print("%d files, %d KB" % (len(panels) + 1, total // 1024))
+PY
+say "dashboard PNGs: $(cat "$WORK/png-check.txt") in $PNG_DIR, drawn in $png_ms ms; $(tail -1 "$WORK/png.txt")"
+
 # Abuse: 200 connections at once (some held open without a byte, some
 # sending a 1 MB request line, the rest scraping): no crash, memory bounded,
 # and the proxy answers and routes afterwards.
@@ -164,7 +229,7 @@ healthy() { [ "$(code /livez)" = 200 ]; }
 wait_for "/livez to answer after the abuse" 30 healthy
 RSS1=$(rss)
 [ "$RSS1" -lt $(( RSS0 * 2 + 8000000 )) ] || fail "memory grew from $RSS0 to $RSS1 bytes under abuse"
-produce "$S" 1000 $N --ts-start $((BASE + 60000))
+produce "$S" 1000 $N --ts-start $((BASE + N * TS_STEP + 40000))
 wait_for "$((N + 1000)) records routed after the abuse" 60 routed_is $((N + 1000))
 say "200 abusive connections: the proxy answers, RSS $RSS0 -> $RSS1 bytes, routing goes on"
 
