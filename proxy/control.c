@@ -21,6 +21,7 @@ struct gp_ctl {
          * ConfigMap but is not a valid control (a bad value), else "":
          * status keys may go into it (with this version), decisions not. */
         char bad_rv[64];
+        uint64_t conflicts; /* writes that met a moved resourceVersion */
 };
 
 gp_ctl_t *gp_ctl_new(const gp_ctl_ops_t *ops, void *be) {
@@ -52,6 +53,10 @@ const gp_control_t *gp_ctl_current(const gp_ctl_t *c) {
 
 const char *gp_ctl_error(const gp_ctl_t *c) {
         return c->error.msg;
+}
+
+uint64_t gp_ctl_conflicts(const gp_ctl_t *c) {
+        return c->conflicts;
 }
 
 gp_errcode_t gp_ctl_error_code(const gp_ctl_t *c) {
@@ -128,6 +133,8 @@ gp_errcode_t gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n,
                 gp_errcode_t rc = c->ops->write(
                         c->be, c->error.code ? c->bad_rv : gp_cm_resource_version(c->doc),
                         patch, n, err);
+                if (rc == GP_ERR_CONFLICT)
+                        c->conflicts++;
                 if (rc != GP_ERR_CONFLICT) {
                         if (rc == GP_OK)
                                 gp_ctl_poll(c, true); /* see our own write */

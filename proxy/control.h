@@ -75,6 +75,9 @@ const gp_control_t *gp_ctl_current(const gp_ctl_t *c);
  * (GP_OK when it succeeded). */
 const char *gp_ctl_error(const gp_ctl_t *c);
 gp_errcode_t gp_ctl_error_code(const gp_ctl_t *c);
+/* How many of gp_ctl_patch's writes met a moved resourceVersion (each
+ * then read the map again and decided again). */
+uint64_t gp_ctl_conflicts(const gp_ctl_t *c);
 /* The last document read successfully (borrowed), or NULL. */
 const gp_cm_t *gp_ctl_document(const gp_ctl_t *c);
 

@@ -289,13 +289,15 @@ static void metrics(gp_http_t *h, text_t *t) {
         histogram(t, "gate_proxy_transaction_records",
                   "Records per committed transaction.", gp_size_le, GP_SIZE_BUCKETS, s.size_n,
                   (double)s.size_sum);
-        uint64_t w[4];
+        uint64_t w[GP_MAP_WRITES];
         gp_proxy_map_writes(h->p, w);
-        static const char *const outcome[4] = {"written", "dropped", "invalid", "error"};
+        static const char *const outcome[GP_MAP_WRITES] = {"written", "dropped", "invalid",
+                                                           "error", "conflict"};
         family(t, "gate_proxy_control_map_writes_total", "counter",
                "Writes of status and decisions to the control map, by outcome (dropped: the "
-               "map moved to another transition; invalid: it was missing or invalid).");
-        for (int i = 0; i < 4; i++)
+               "map moved to another transition; invalid: it was missing or invalid; "
+               "conflict: a moved resourceVersion, read again and decided again).");
+        for (int i = 0; i < GP_MAP_WRITES; i++)
                 put(t, "gate_proxy_control_map_writes_total{outcome=\"%s\"} %" PRIu64 "\n",
                     outcome[i], w[i]);
         family(t, "gate_proxy_control_refusals_total", "counter",

@@ -88,7 +88,7 @@ size_t gp_proxy_lags(gp_proxy_t *p, gp_lag_t *out, size_t max) {
         return n;
 }
 
-void gp_proxy_map_writes(gp_proxy_t *p, uint64_t out[4]) {
+void gp_proxy_map_writes(gp_proxy_t *p, uint64_t out[GP_MAP_WRITES]) {
         gp_status_writes(p->status, out);
 }
 

@@ -11,6 +11,7 @@
 
 #include "gate/gate.h"
 #include "proxy/conf.h"
+#include "proxy/status.h"
 
 #define GP_VERSION "0.1.0"
 
@@ -102,8 +103,9 @@ typedef struct gp_lag {
 size_t gp_proxy_lags(gp_proxy_t *p, gp_lag_t *out, size_t max);
 /* Writes to the control map so far, by outcome: written, dropped (the
  * map moved to another transition), not written (the map missing or
- * invalid), failed. */
-void gp_proxy_map_writes(gp_proxy_t *p, uint64_t out[4]);
+ * invalid), failed; and the conflicts met on the way (a moved
+ * resourceVersion: read again, decided again). */
+void gp_proxy_map_writes(gp_proxy_t *p, uint64_t out[GP_MAP_WRITES]);
 
 /* Takes a finalized conf (borrowed for the proxy's life). NULL with err. */
 gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err);

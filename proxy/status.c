@@ -40,17 +40,19 @@ struct gp_status {
         gp_gate_t gate;       /* the committed decisions */
         bool have_gate, gate_new;
         uint64_t posted, done; /* posts made, and the last one written */
-        uint64_t writes[4];    /* by outcome (gp_status_writes) */
+        uint64_t writes[GP_MAP_WRITES]; /* by outcome (gp_status_writes) */
 };
 
 static void count(gp_status_t *s, int rc) {
         int i = rc == GP_OK ? 0 : rc == GP_ERR_DROPPED ? 1 : rc == GP_ERR_INVALID ? 2 : 3;
+        uint64_t conflicts = gp_ctl_conflicts(s->ctl);
         pthread_mutex_lock(&s->lock);
         s->writes[i]++;
+        s->writes[4] = conflicts;
         pthread_mutex_unlock(&s->lock);
 }
 
-void gp_status_writes(gp_status_t *s, uint64_t out[4]) {
+void gp_status_writes(gp_status_t *s, uint64_t out[GP_MAP_WRITES]) {
         pthread_mutex_lock(&s->lock);
         memcpy(out, s->writes, sizeof(s->writes));
         pthread_mutex_unlock(&s->lock);

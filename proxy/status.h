@@ -36,6 +36,7 @@ void gp_status_committed(gp_status_t *s, const gp_gate_t *committed);
 int gp_status_flush(gp_status_t *s, int64_t wait_ms);
 /* Writes so far by outcome: written, dropped, not written (map invalid or
  * missing), failed. */
-void gp_status_writes(gp_status_t *s, uint64_t out[4]);
+#define GP_MAP_WRITES 5 /* written, dropped, invalid, error; conflicts */
+void gp_status_writes(gp_status_t *s, uint64_t out[GP_MAP_WRITES]);
 
 #endif

@@ -99,6 +99,7 @@ PRODUCER=$!
 wait_for "$CUT records routed" $((CUT / RATE + 60)) routed_is $CUT
 "$GP_BIN" cutover --control "$WORK/cm.json" --to green --delay-ms 500 >/dev/null 2>&1
 wait_for "CLEAR_TO_TEARDOWN" 60 key_is stage CLEAR_TO_TEARDOWN
+CLOSED_AT=$(date +%s)
 "$GP_BIN" finish --control "$WORK/cm.json" >/dev/null
 wait "$PRODUCER" || fail "the producer failed"
 wait_for "$N records routed" 60 routed_is $N
@@ -151,50 +152,6 @@ until dashboard_ok; do
   sleep 1
 done
 say "dashboard: all $(head -1 "$WORK/dash.txt") return data"
-
-# The dashboard drawn from Prometheus over the run so far: the overview and
-# one PNG per panel, each panel with data (--require-data).
-PNG_DIR=${GP_DASHBOARD_PNG:-$WORK/dashboard}
-png_t0=$(date +%s%N)
-"$PLOT_PY" "$REPO/scripts/dashboard-png.py" --prometheus "$P" --start "$PROM_START" \
-  --end "$(date +%s)" --out "$PNG_DIR" --require-data >"$WORK/png.txt" 2>&1 \
-  || { cat "$WORK/png.txt"; fail "scripts/dashboard-png.py failed"; }
-png_ms=$(( ($(date +%s%N) - png_t0) / 1000000 ))
-"$PLOT_PY" - "$REPO" "$PNG_DIR" <<'PY' >"$WORK/png-check.txt" 2>&1 \
-  || { cat "$WORK/png.txt" "$WORK/png-check.txt"; fail "the dashboard's PNG files are missing or wrong"; }
-import importlib.util, json, os, sys
-from PIL import Image
-repo, out = sys.argv[1], sys.argv[2]
-spec = importlib.util.spec_from_file_location("dashboard_png", repo + "/scripts/dashboard-png.py")
-dp = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(dp)
-panels = json.load(open(repo + "/deploy/grafana/gate-proxy.json"))["panels"]
-def near(img, hexcolour, tol=40):
-    """pixels within tol (per channel) of the colour"""
-    c = tuple(int(hexcolour[i:i + 2], 16) for i in (1, 3, 5))
-    return sum(n for n, px in img.getcolors(1 << 20)
-               if all(abs(px[i] - c[i]) <= tol for i in range(3)))
-total = 0
-for name, min_w, min_h in [("overview.png", 1400, 1200)] + \
-        [(dp.slug(p["title"]) + ".png", 800, 160) for p in panels]:
-    path = os.path.join(out, name)
-    img = Image.open(path)
-    assert img.format == "PNG", (name, img.format)
-    img = img.convert("RGB")
-    w, h = img.size
-    assert w >= min_w and h >= min_h, (name, "too small", w, h)
-    inked = w * h - near(img, "#ffffff", 8)
-    assert inked > 0.03 * w * h, (name, "almost blank", inked, w * h)
-    total += os.path.getsize(path)
-# The Active colour and Phase strips show blue and green, steady and closed,
-# so the cutover is in the picture
-ov = Image.open(os.path.join(out, "overview.png")).convert("RGB")
-for what in ("blue", "green", "steady", "closed"):
-    n = near(ov, dp.COLOURS[what], 12)
-    assert n > 1500, ("overview.png", "hardly any " + what, n)
-print("%d files, %d KB" % (len(panels) + 1, total // 1024))
-PY
-say "dashboard PNGs: $(cat "$WORK/png-check.txt") in $PNG_DIR, drawn in $png_ms ms; $(tail -1 "$WORK/png.txt")"
 
 # Abuse: 200 connections at once (some held open without a byte, some
 # sending a 1 MB request line, the rest scraping): no crash, memory bounded,
@@ -261,6 +218,54 @@ wait_for "a producer broker up" 30 broker_up
 RTT=$(curl -s "$H/metrics" | grep -m1 '^gate_proxy_broker_rtt_p99_seconds{client="consumer"')
 [ -n "$RTT" ] || fail "no consumer broker round-trip time"
 say "brokers: $(curl -s "$H/metrics" | grep -c '^gate_proxy_broker_up{.*} 1$') connections up; $RTT"
+
+# The dashboard drawn from Prometheus over the run so far: the overview and
+# one PNG per panel, each panel with data (--require-data).
+# The closed phase must span enough of the picture to be seen: a fifth of
+# the time drawn.
+PNG_DIR=${GP_DASHBOARD_PNG:-$WORK/dashboard}
+closed_enough() { [ $(( ($(date +%s) - CLOSED_AT) * 5 )) -ge $(( $(date +%s) - PROM_START )) ]; }
+wait_for "the closed phase to span a fifth of the run" 120 closed_enough
+png_t0=$(date +%s%N)
+"$PLOT_PY" "$REPO/scripts/dashboard-png.py" --prometheus "$P" --start "$PROM_START" \
+  --end "$(date +%s)" --out "$PNG_DIR" --require-data >"$WORK/png.txt" 2>&1 \
+  || { cat "$WORK/png.txt"; fail "scripts/dashboard-png.py failed"; }
+png_ms=$(( ($(date +%s%N) - png_t0) / 1000000 ))
+"$PLOT_PY" - "$REPO" "$PNG_DIR" <<'PY' >"$WORK/png-check.txt" 2>&1 \
+  || { cat "$WORK/png.txt" "$WORK/png-check.txt"; fail "the dashboard's PNG files are missing or wrong"; }
+import importlib.util, json, os, sys
+from PIL import Image
+repo, out = sys.argv[1], sys.argv[2]
+spec = importlib.util.spec_from_file_location("dashboard_png", repo + "/scripts/dashboard-png.py")
+dp = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(dp)
+panels = json.load(open(repo + "/deploy/grafana/gate-proxy.json"))["panels"]
+def near(img, hexcolour, tol=40):
+    """pixels within tol (per channel) of the colour"""
+    c = tuple(int(hexcolour[i:i + 2], 16) for i in (1, 3, 5))
+    return sum(n for n, px in img.getcolors(1 << 20)
+               if all(abs(px[i] - c[i]) <= tol for i in range(3)))
+total = 0
+for name, min_w, min_h in [("overview.png", 1400, 1200)] + \
+        [(dp.slug(p["title"]) + ".png", 800, 160) for p in panels]:
+    path = os.path.join(out, name)
+    img = Image.open(path)
+    assert img.format == "PNG", (name, img.format)
+    img = img.convert("RGB")
+    w, h = img.size
+    assert w >= min_w and h >= min_h, (name, "too small", w, h)
+    inked = w * h - near(img, "#ffffff", 8)
+    assert inked > 0.03 * w * h, (name, "almost blank", inked, w * h)
+    total += os.path.getsize(path)
+# The Active colour and Phase strips show blue and green, steady and closed,
+# so the cutover is in the picture
+ov = Image.open(os.path.join(out, "overview.png")).convert("RGB")
+for what in ("blue", "green", "steady", "closed"):
+    n = near(ov, dp.COLOURS[what], 12)
+    assert n > 1500, ("overview.png", "hardly any " + what, n)
+print("%d files, %d KB" % (len(panels) + 1, total // 1024))
+PY
+say "dashboard PNGs: $(cat "$WORK/png-check.txt") in $PNG_DIR, drawn in $png_ms ms; $(tail -1 "$WORK/png.txt")"
 
 stop_proxy
 # log.format=json: every line one object with ts, level, pipeline, msg; the

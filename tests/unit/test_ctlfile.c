@@ -99,7 +99,9 @@ Test(ctlfile, conflict_rereads_and_retries_same_transition) {
         gp_kv_t other[] = {{"gate-proxy.heartbeat", "x"}};
         cr_assert_eq(gp_ctlfile_update(path, NULL, other, 1, NULL, &err), GP_OK);
         gp_kv_t kv[] = {{"stage", "CLEAR_TO_TEARDOWN"}};
+        cr_assert_eq(gp_ctl_conflicts(c), 0);
         cr_assert_eq(gp_ctl_patch(c, kv, 1, &base, &err), GP_OK, "%s", err.msg);
+        cr_assert_eq(gp_ctl_conflicts(c), 1, "the conflict met on the way is counted");
         cr_assert_eq(gp_ctl_current(c)->stage, GP_STAGE_CLEAR_TO_TEARDOWN);
         cr_assert_str_eq(gp_cm_get(gp_ctl_document(c), "gate-proxy.heartbeat"), "x");
         gp_ctl_destroy(c);
