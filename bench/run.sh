@@ -132,6 +132,14 @@ scraper() {
   SCRAPER=$!
   SCRAPER_URL=http://127.0.0.1:$pp
   PIDS+=($SCRAPER)
+  # ready before the proxy starts, so it scrapes from the proxy's first second
+  local i
+  for i in $(seq 1 100); do
+    curl -sf "$SCRAPER_URL/-/ready" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  say "prometheus did not become ready (see $WORK/$2.prom.log)"
+  return 1
 }
 
 # run_proxy NAME SRC DELIVERY CUTOVER(0|1) [METRICS(0|1)]: figures on stdout
@@ -157,10 +165,10 @@ run_proxy() {
   local res
   res=$(timed "$name" "gate-proxy-$name" "$src" $pid) || return 1
   if [ -n "$SCRAPER" ]; then
-    # the scrapes Prometheus took of this run (its own count of them)
+    # the successful scrapes of this run, as Prometheus counts them
     local scrapes
     scrapes=$(curl -s --get "$SCRAPER_URL/api/v1/query" \
-      --data-urlencode 'query=count_over_time(up{job="bench"}[15m])' \
+      --data-urlencode 'query=sum_over_time(up{job="bench"}[15m])' \
       | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)')
     res="$res scrapes=$scrapes"
     kill "$SCRAPER" 2>/dev/null; wait "$SCRAPER" 2>/dev/null || true
