@@ -113,7 +113,15 @@ static void broker_metrics(text_t *t, gp_proxy_t *p) {
                                         cJSON_GetObjectItemCaseSensitive(b, "nodename");
                                 const cJSON *st = cJSON_GetObjectItemCaseSensitive(b, "state");
                                 const cJSON *rtt = cJSON_GetObjectItemCaseSensitive(b, "rtt");
-                                if (!cJSON_IsNumber(id) || id->valuedouble < 0 ||
+                                const cJSON *src =
+                                        cJSON_GetObjectItemCaseSensitive(b, "source");
+                                /* Each broker once: not the coordinator handles
+                                 * ("logical", the same broker again) nor the
+                                 * internal one. */
+                                if (!cJSON_IsString(src) ||
+                                    !strcmp(src->valuestring, "logical") ||
+                                    !strcmp(src->valuestring, "internal") ||
+                                    !cJSON_IsNumber(id) || id->valuedouble < 0 ||
                                     !cJSON_IsString(nm) || strchr(nm->valuestring, '"') ||
                                     strchr(nm->valuestring, '\\'))
                                         continue;
@@ -454,12 +462,15 @@ gp_http_t *gp_http_start(const gp_conf_t *conf, gp_proxy_t *p, gp_err_t *err) {
         h->p = p;
         h->conf = conf;
         h->start_s = (double)gp_now_ms() / 1000.0;
-        h->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-                                handler, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                                MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-                                MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+        h->d = MHD_start_daemon(
+                MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, handler, h,
+                MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                /* a restart binds at once, whatever connections
+                                 * of the last process linger in TIME_WAIT */
+                MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+                MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
         freeaddrinfo(ai);
         if (!h->d) {
                 gp_err_set(err, GP_ERR_FAIL,

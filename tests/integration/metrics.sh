@@ -215,6 +215,11 @@ say "a bad map value: $R 1, valid again once put back"
 # The brokers, from librdkafka's statistics (every 5 s).
 broker_up() { curl -s "$H/metrics" | grep -q '^gate_proxy_broker_up{client="producer",.*} 1$'; }
 wait_for "a producer broker up" 30 broker_up
+curl -s "$H/metrics" >"$WORK/scrape2.txt"
+DUP=$(grep -v '^#' "$WORK/scrape2.txt" | awk '{print $1}' | sort | uniq -d)
+[ -z "$DUP" ] || fail "series exposed twice in one scrape: $DUP"
+promtool check metrics <"$WORK/scrape2.txt" >"$WORK/promtool2.txt" 2>&1 \
+  || { cat "$WORK/promtool2.txt"; fail "promtool check metrics failed on a scrape while routing"; }
 RTT=$(curl -s "$H/metrics" | grep -m1 '^gate_proxy_broker_rtt_p99_seconds{client="consumer"')
 [ -n "$RTT" ] || fail "no consumer broker round-trip time"
 say "brokers: $(curl -s "$H/metrics" | grep -c '^gate_proxy_broker_up{.*} 1$') connections up; $RTT"
