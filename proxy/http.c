@@ -237,12 +237,15 @@ static void metrics(gp_http_t *h, text_t *t) {
         put(t, "gate_proxy_build_info{version=\"%s\",librdkafka=\"%s\",pipeline=\"%s\"} 1\n",
             GP_VERSION, rd_kafka_version_str(), h->conf->pipeline);
         family(t, "gate_proxy_records_consumed_total", "counter",
-               "Records read from the source topics and committed.");
-        put(t, "gate_proxy_records_consumed_total %" PRIu64 "\n", s.in);
+               "Records read from the source topics and committed, by this process.");
+        uint64_t n[3];
+        for (int d = 0; d < 3; d++)
+                n[d] = s.n[d] - s.n_base[d];
+        put(t, "gate_proxy_records_consumed_total %" PRIu64 "\n", n[0] + n[1] + n[2]);
         family(t, "gate_proxy_records_routed_total", "counter",
-               "Records committed to a colour topic, by colour.");
-        put(t, "gate_proxy_records_routed_total{colour=\"blue\"} %" PRIu64 "\n", s.n[GP_BLUE]);
-        put(t, "gate_proxy_records_routed_total{colour=\"green\"} %" PRIu64 "\n", s.n[GP_GREEN]);
+               "Records committed to a colour topic by this process, by colour.");
+        put(t, "gate_proxy_records_routed_total{colour=\"blue\"} %" PRIu64 "\n", n[GP_BLUE]);
+        put(t, "gate_proxy_records_routed_total{colour=\"green\"} %" PRIu64 "\n", n[GP_GREEN]);
         family(t, "gate_proxy_records_dead_lettered_total", "counter",
                "Records committed to the dead-letter topic, by the code of their "
                "gate-proxy.error header.");
@@ -251,7 +254,7 @@ static void metrics(gp_http_t *h, text_t *t) {
                     gp_dlq_reasons[i], s.dlq_by[i]);
         family(t, "gate_proxy_records_late_total", "counter",
                "Records with an event time before T after the old side closed.");
-        put(t, "gate_proxy_records_late_total %" PRIu64 "\n", s.late);
+        put(t, "gate_proxy_records_late_total %" PRIu64 "\n", s.late - s.late_base);
         family(t, "gate_proxy_aborted_colour_records", "gauge",
                "Records that went to the colour of an aborted transition since its T.");
         put(t, "gate_proxy_aborted_colour_records %" PRIu64 "\n", s.aborted_routed);

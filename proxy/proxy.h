@@ -56,6 +56,10 @@ typedef struct gp_stats {
         uint64_t in;       /* records read and committed */
         uint64_t n[3];     /* per destination: blue, green, dlq (committed) */
         uint64_t late;
+        /* n[] and late as the checkpoint had them at start: the pipeline's
+         * totals go on from there (the map's gate-proxy.count.*), while
+         * /metrics counts this process's, as Prometheus expects. */
+        uint64_t n_base[3], late_base;
         uint64_t aborted_routed; /* routed to the aborted colour since T */
         uint64_t txns, aborts;
         int64_t wm;        /* watermark W, GP_TS_NONE if unknown */

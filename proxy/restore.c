@@ -76,6 +76,9 @@ gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err) {
                 ps->work.pos = tp->offset;
                 ps->done = ps->work;
                 restored++;
+                for (int d = 0; d < 3; d++)
+                        p->stats.n_base[d] += ps->work.st.n[d];
+                p->stats.late_base += ps->work.st.late;
                 if (g.seq > best_seq) {
                         best_seq = g.seq;
                         p->gate = g;

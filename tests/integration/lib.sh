@@ -2,6 +2,7 @@
 # by each test. Needs GP_BOOTSTRAP (a real broker: tests/kafka/broker.sh) and
 # GP_BIN, GP_CHECK, GP_PRODUCE (set by ctest).
 set -euo pipefail
+[ -z "${GP_TEST_TRACE:-}" ] || set -x # GP_TEST_TRACE=1: every command on stderr
 
 : "${GP_BIN:?run through ctest}" "${GP_CHECK:?}" "${GP_PRODUCE:?}"
 if [ -z "${GP_BOOTSTRAP:-}" ]; then

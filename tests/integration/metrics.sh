@@ -213,16 +213,20 @@ wait_for "the map to be valid again" 30 valid_again
 refused_once || fail "the refusal was counted again: $(metric "$R")"
 say "a bad map value: $R 1, valid again once put back"
 # The brokers, from librdkafka's statistics (every 5 s).
-broker_up() { curl -s "$H/metrics" | grep -q '^gate_proxy_broker_up{client="producer",.*} 1$'; }
-wait_for "a producer broker up" 30 broker_up
+broker_up() {
+  curl -s "$H/metrics" >"$WORK/brokers.txt"
+  grep -q '^gate_proxy_broker_up{client="producer",.*} 1$' "$WORK/brokers.txt" &&
+    grep -q '^gate_proxy_broker_rtt_p99_seconds{client="consumer",' "$WORK/brokers.txt"
+}
+wait_for "the producer's and the consumer's broker statistics" 30 broker_up
 curl -s "$H/metrics" >"$WORK/scrape2.txt"
 DUP=$(grep -v '^#' "$WORK/scrape2.txt" | awk '{print $1}' | sort | uniq -d)
 [ -z "$DUP" ] || fail "series exposed twice in one scrape: $DUP"
 promtool check metrics <"$WORK/scrape2.txt" >"$WORK/promtool2.txt" 2>&1 \
   || { cat "$WORK/promtool2.txt"; fail "promtool check metrics failed on a scrape while routing"; }
-RTT=$(curl -s "$H/metrics" | grep -m1 '^gate_proxy_broker_rtt_p99_seconds{client="consumer"')
+RTT=$(grep -m1 '^gate_proxy_broker_rtt_p99_seconds{client="consumer"' "$WORK/scrape2.txt" || true)
 [ -n "$RTT" ] || fail "no consumer broker round-trip time"
-say "brokers: $(curl -s "$H/metrics" | grep -c '^gate_proxy_broker_up{.*} 1$') connections up; $RTT"
+say "brokers: $(grep -c '^gate_proxy_broker_up{.*} 1$' "$WORK/scrape2.txt") connections up; $RTT"
 
 # The dashboard drawn from Prometheus over the run so far: the overview and
 # one PNG per panel, each panel with data (--require-data).
@@ -296,6 +300,16 @@ PY
 grep -q '"phase":"closed","colour":"green"' "$WORK/proxy.log" \
   || fail "no log line carries phase closed and colour green"
 say "log.format=json: every line one JSON object; phase and colour once routing, topic on topic lines"
+# Restarted from its checkpoint: the map's counts go on from the pipeline's
+# totals, /metrics counts this process's records (from 0).
+BLUE_MAP=$(key gate-proxy.count.blue)
+start_proxy p
+wait_for "/readyz 200 after the restart" 30 ready
+[ "$(metric 'gate_proxy_records_routed_total{colour="blue"}')" = 0 ] \
+  || fail "after a restart /metrics starts at $(metric 'gate_proxy_records_routed_total{colour="blue"}'), not 0"
+[ "$(key gate-proxy.count.blue)" = "$BLUE_MAP" ] || fail "the map's blue count moved across the restart"
+stop_proxy
+say "restarted: /metrics counts from 0, the map keeps count.blue=$BLUE_MAP"
 kill "$PROM_PID" 2>/dev/null
 wait "$PROM_PID" 2>/dev/null || true
 PROM_PID=""
