@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "k8s/client.h"
 #include "k8s/http.h"
 #include "k8s/wire.h"
@@ -344,6 +346,26 @@ gp_errcode_t gp_k8s_cm_create(gp_k8s_t *k, const char *ns, const char *name, con
         rc = send_object(k, what, "POST", path, "application/json", body, out, err);
         if (rc == GP_ERR_NOT_FOUND) /* the namespace: not "the object is absent" */
                 rc = err ? (err->code = GP_ERR_FAIL) : GP_ERR_FAIL;
+        return rc;
+}
+
+gp_errcode_t gp_k8s_call(gp_k8s_t *k, const char *method, const char *path, const char *ctype,
+                         const char *body, const char *what, cJSON **out, long *http,
+                         gp_err_t *err) {
+        gp_http_resp_t resp;
+        int rc;
+        if (out)
+                *out = NULL;
+        if (http)
+                *http = 0;
+        if ((rc = call(k, what, method, path, ctype, body, &resp, err)))
+                return rc;
+        if (http)
+                *http = resp.status;
+        if ((rc = result(&resp, what, err)) == GP_OK && out &&
+            !(*out = cJSON_ParseWithLength(resp.body ? resp.body : "", resp.len)))
+                rc = gp_err_set(err, GP_ERR_FAIL, "%s: the answer is not JSON", what);
+        gp_http_resp_clear(&resp);
         return rc;
 }
 

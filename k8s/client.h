@@ -1,7 +1,8 @@
-/* k8s/client.h: a client of the Kubernetes API for one thing, ConfigMaps:
+/* k8s/client.h: a client of the Kubernetes API, mostly for ConfigMaps:
  * GET one, PATCH one (JSON merge patch, with metadata.resourceVersion as
  * the precondition), POST one, and the raw streamed GET a watch runs on
- * (k8s/watch.h). Behind an opaque handle; safe to use from several
+ * (k8s/watch.h); and one plain call on any path for other resources (the
+ * FlinkDeployments of `gate-proxy handover`). Behind an opaque handle; safe to use from several
  * threads (the request handle is locked, a stream has its own).
  *
  * Authentication: the bearer token of the configuration, or its token
@@ -54,6 +55,16 @@ gp_errcode_t gp_k8s_cm_patch(gp_k8s_t *k, const char *ns, const char *name,
  * GP_ERR_CONFLICT when it exists, or the error. */
 gp_errcode_t gp_k8s_cm_create(gp_k8s_t *k, const char *ns, const char *name, const gp_kv_t *kv,
                               size_t n, gp_cm_t **out, gp_err_t *err);
+
+/* Any other call on the API: method on path (from /api or /apis), body
+ * (NULL: none) of content type ctype; what names it in errors ("PATCH
+ * flinkdeployment ns/orders-blue"). GP_OK with the parsed JSON of a 2xx
+ * answer in *out (caller cJSON_Deletes it; out NULL: not wanted), else the
+ * error as above. *http (may be NULL) gets the status, 0 if none. */
+struct cJSON;
+gp_errcode_t gp_k8s_call(gp_k8s_t *k, const char *method, const char *path, const char *ctype,
+                         const char *body, const char *what, struct cJSON **out, long *http,
+                         gp_err_t *err);
 
 /* A streamed GET of path (from /api/...) on its own connection: each
  * piece of a 2xx body goes to sink; stop is polled. Returns 0 when the

@@ -37,10 +37,14 @@ static const char *usage_main =
         "  demo       a blue -> green cutover on an in-process Kafka, with a tally\n"
         "  run        run the proxy:           gate-proxy run -c gate-proxy.conf\n"
         "  init       create the control map:  gate-proxy init --control cm.json\n"
-        "  cutover    start a transition:      gate-proxy cutover --control cm.json --to green\n"
+        "  cutover    start a transition:      gate-proxy cutover --control cm.json --to "
+        "green\n"
         "  finish     after CLEAR_TO_TEARDOWN: gate-proxy finish --control cm.json\n"
         "  abort      give up a transition:    gate-proxy abort --control cm.json\n"
         "  status     show the map and the proxy's status keys\n"
+        "  handover   the whole hand-over of two FlinkDeployments of the Flink Kubernetes\n"
+        "             Operator: gate-proxy handover --k8s MAP --from orders-blue --to\n"
+        "             orders-green\n"
         "\n"
         "  The operator commands take --k8s NAME [--namespace NS] [--kubeconfig PATH]\n"
         "  instead of --control FILE to work on the ConfigMap in Kubernetes.\n"
@@ -869,6 +873,8 @@ int gp_cli_main(int argc, char **argv) {
                 return cmd_run(argc - 1, argv + 1);
         if (!strcmp(cmd, "demo"))
                 return gp_demo_main(argc - 1, argv + 1);
+        if (!strcmp(cmd, "handover"))
+                return gp_handover_main(argc - 1, argv + 1);
         const struct {
                 const char *name, *usage;
         } ops[] = {{"init", usage_init},     {"cutover", usage_cutover},

@@ -39,6 +39,9 @@ int gp_cli_finish(const char *path, int force);
 int gp_cli_abort(const char *path, int has_to, gp_colour_t to);
 int gp_cli_status(const char *path, int json);
 
+/* `gate-proxy handover` (proxy/handover.c). */
+int gp_handover_main(int argc, char **argv);
+
 int gp_cli_main(int argc, char **argv);
 
 #endif

@@ -102,9 +102,17 @@ expect 1 "$W/d is a directory" "$GP_BIN" init --control "$W/d" --force
 say "errors name the user's file and its directory; a directory is refused without a lock left"
 
 # every command's help gives its exit codes; status's no 409s
-for c in run init cutover finish abort status; do
+for c in run init cutover finish abort status handover; do
   "$GP_BIN" "$c" --help | grep -q "^Exit codes" || fail "$c --help has no exit codes"
 done
 "$GP_BIN" status --help | grep -q "409" && fail "status --help talks about 409s"
 say "every --help lists its exit codes"
+
+# handover: a bad command line is refused with what to give, exit 2
+expect 2 "--k8s MAP is required" "$GP_BIN" handover --from a --to b
+expect 2 "--from OLD and --to NEW are required" "$GP_BIN" handover --k8s m --from a
+expect 2 "--from and --to name the same FlinkDeployment" "$GP_BIN" handover --k8s m --from a --to a
+expect 2 "must be FlinkDeployment names" "$GP_BIN" handover --k8s m --from A_B --to b
+expect 2 "--timeout: '0' is not a number of seconds" "$GP_BIN" handover --k8s m --from a --to b --timeout 0
+say "handover: a bad command line is refused, exit 2"
 echo PASS

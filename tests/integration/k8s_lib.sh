@@ -57,3 +57,30 @@ k8s_write_conf() {
     printf '%s\n' "$@"
   } >"$WORK/$name.conf"
 }
+
+# k8s_flink_crds: installs the Flink Kubernetes Operator's CRDs
+# (FlinkDeployment, FlinkStateSnapshot) unless the fixture has them, and
+# waits until both are Established. They come from the operator's API jar
+# (META-INF/fabric8/, the files its Helm chart ships as crds/), which
+# `tests/flink/e2e.sh build` resolves from Maven into .cache/flink/libs.
+# The FlinkDeployment CRD is larger than client-side apply's annotation
+# limit, hence create.
+k8s_flink_crds() {
+  local root jar crd
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  jar=$(ls "$root"/.cache/flink/libs/flink-kubernetes-operator-api-*.jar 2>/dev/null | head -n 1)
+  [ -n "$jar" ] || fail "no flink-kubernetes-operator-api jar in $root/.cache/flink/libs:" \
+    "run tests/flink/e2e.sh build (make test does)"
+  for crd in flinkdeployments flinkstatesnapshots; do
+    kc get crd "$crd.flink.apache.org" >/dev/null 2>&1 && continue
+    python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
+      "$jar" "META-INF/fabric8/$crd.flink.apache.org-v1.yml" >"$WORK/$crd.crd.yml" \
+      || fail "$jar has no META-INF/fabric8/$crd.flink.apache.org-v1.yml"
+    kc create -f "$WORK/$crd.crd.yml" >/dev/null 2>"$WORK/$crd.crd.err" \
+      || grep -q AlreadyExists "$WORK/$crd.crd.err" \
+      || fail "kubectl create of the $crd CRD: $(cat "$WORK/$crd.crd.err")"
+  done
+  kc wait --for=condition=Established --timeout=60s crd/flinkdeployments.flink.apache.org \
+    crd/flinkstatesnapshots.flink.apache.org >/dev/null \
+    || fail "the Flink operator's CRDs did not become Established within 60 s"
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# deploy/kubernetes/handover/ on a real kube-apiserver with the Flink
+# Kubernetes Operator's CRDs installed (tests/k8s/apiserver.sh, RBAC on):
+#   1. the ServiceAccount, Role and RoleBinding are accepted;
+#   2. `kubectl auth can-i` as that ServiceAccount allows exactly what the
+#      Role lists (FlinkDeployments get, list, watch, create, patch, delete;
+#      FlinkStateSnapshots get, list, watch; the one ConfigMap get, patch)
+#      and nothing around it (update, the /status subresources, other
+#      ConfigMaps, Secrets, Pods, snapshot writes);
+#   3. the example FlinkDeployments are valid against the real CRD, and the
+#      ServiceAccount can create them;
+#   4. `gate-proxy handover` as that ServiceAccount refuses, with the field
+#      and what it saw, an old deployment the operator never ran, and a
+#      missing new one; and leaves the map untouched.
+# Needs no broker and no Flink: no operator runs here.
+: "${GP_BOOTSTRAP:=unused-by-k8s_handover_rbac}"
+export GP_BOOTSTRAP
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/k8s_lib.sh"
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+DIR=$REPO/deploy/kubernetes/handover
+NS=gp-handover-rbac-$RUN_ID
+SA=gate-proxy-handover
+CM=orders-configmap
+trap 'rc=$?; rm -f "$WORK/sa.token" "$WORK/sa.kubeconfig"; k8s_fixture_down; (exit $rc); finish_test' EXIT
+
+k8s_fixture_up
+k8s_flink_crds
+kc create namespace "$NS" >/dev/null
+
+say "1. the ServiceAccount, Role and RoleBinding of $DIR"
+for f in serviceaccount role rolebinding; do
+  kc -n "$NS" apply -f "$DIR/$f.yaml" >/dev/null || fail "kubectl apply of $f.yaml refused"
+done
+kc -n "$NS" create configmap "$CM" --from-literal=active-deployment-type=BLUE \
+  --from-literal=stage=RUNNING --from-literal=is-first-deployment=true >/dev/null
+kc -n "$NS" create configmap other --from-literal=a=b >/dev/null
+
+say "2. kubectl auth can-i as system:serviceaccount:$NS:$SA"
+can() { # VERB RESOURCE[/SUBRESOURCE]: yes or no (can-i reads RESOURCE/NAME)
+  local res sub=()
+  case $2 in */status) sub=(--subresource=status); res=${2%/status} ;; *) res=$2 ;; esac
+  kc -n "$NS" auth can-i "$1" "$res" "${sub[@]}" --as="system:serviceaccount:$NS:$SA" 2>/dev/null || true
+}
+bad=0
+expect() { # yes|no VERB RESOURCE
+  local got; got=$(can "$2" "$3")
+  if [ "$got" = "$1" ]; then
+    printf '  %-3s %-8s %s\n' "$got" "$2" "$3"
+  else
+    say "  expected $1, got '${got:-no answer}': $2 $3"; bad=$((bad + 1))
+  fi
+}
+for v in get list watch create patch delete; do expect yes "$v" flinkdeployments.flink.apache.org; done
+for v in get list watch; do expect yes "$v" flinkstatesnapshots.flink.apache.org; done
+for v in get patch; do expect yes "$v" "configmaps/$CM"; done
+for v in update deletecollection; do expect no "$v" flinkdeployments.flink.apache.org; done
+for v in get patch update; do expect no "$v" flinkdeployments.flink.apache.org/status; done
+for v in create patch update delete; do expect no "$v" flinkstatesnapshots.flink.apache.org; done
+expect no patch flinkstatesnapshots.flink.apache.org/status
+expect no get flinksessionjobs.flink.apache.org
+for v in watch update delete; do expect no "$v" "configmaps/$CM"; done
+for v in get patch; do expect no "$v" configmaps/other; done
+for v in list watch create; do expect no "$v" configmaps; done
+for v in get list; do expect no "$v" secrets; done
+expect no list pods
+expect no create events
+[ "$bad" = 0 ] || fail "$bad answers of kubectl auth can-i differ from the Role"
+
+say "3. the example FlinkDeployments against the real CRD, created as $SA"
+# The CRD from Maven (operator 1.10, the newest there) lists flinkVersion
+# values up to v1_20; the examples name a Flink 2 one.
+TOKEN=$("$K8S" sa-token "$NS" "$SA")
+printf '%s' "$TOKEN" >"$WORK/sa.token"
+cat >"$WORK/sa.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: fixture
+  cluster:
+    server: $("$K8S" url)
+    certificate-authority: $("$K8S" ca)
+contexts:
+- name: sa
+  context:
+    cluster: fixture
+    namespace: $NS
+    user: sa
+current-context: sa
+users:
+- name: sa
+  user:
+    tokenFile: $WORK/sa.token
+KC
+sed 's/flinkVersion: v2_0 /flinkVersion: v1_20/' "$DIR/flinkdeployment-blue.yaml" >"$WORK/blue.yaml"
+"$K8S" kubectl --kubeconfig "$WORK/sa.kubeconfig" create -f "$WORK/blue.yaml" >"$WORK/create.out" 2>&1 \
+  || fail "creating orders-blue as $SA: $(cat "$WORK/create.out")"
+sed 's/flinkVersion: v2_0 /flinkVersion: v1_20/' "$DIR/flinkdeployment-green.yaml" >"$WORK/green.yaml"
+"$K8S" kubectl --kubeconfig "$WORK/sa.kubeconfig" create --dry-run=server -f "$WORK/green.yaml" \
+  >"$WORK/create-green.out" 2>&1 || fail "orders-green (dry run) as $SA: $(cat "$WORK/create-green.out")"
+grep -q "v1_20" "$WORK/blue.yaml" "$WORK/green.yaml" || fail "the examples no longer name flinkVersion v2_0"
+[ "$(kc -n "$NS" get flinkdeployment orders-blue -o jsonpath='{.spec.job.upgradeMode}/{.spec.job.state}')" = savepoint/running ] \
+  || fail "orders-blue was not stored as written"
+
+say "4. gate-proxy handover as $SA refuses what it cannot hand over"
+before=$(kc -n "$NS" get configmap "$CM" -o jsonpath='{.metadata.resourceVersion}')
+set +e
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from orders-blue \
+  --to orders-green --timeout 5 >"$WORK/h1.out" 2>"$WORK/h1.err"; rc=$?
+set -e
+cat "$WORK/h1.err"
+[ "$rc" = 1 ] || fail "handover exited $rc, not 1, with an old job the operator never ran"
+grep -q "orders-blue is not running: status.lifecycleState=(none)" "$WORK/h1.err" \
+  || fail "the refusal does not name the field and what it saw"
+kc -n "$NS" patch flinkdeployment orders-blue --subresource status --type merge \
+  -p '{"status":{"lifecycleState":"STABLE","observedGeneration":1,"jobStatus":{"state":"RUNNING"}}}' >/dev/null
+set +e
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from orders-blue \
+  --to orders-green --timeout 5 >"$WORK/h2.out" 2>"$WORK/h2.err"; rc=$?
+set -e
+cat "$WORK/h2.err"
+[ "$rc" = 1 ] && grep -q "FlinkDeployment $NS/orders-green does not exist" "$WORK/h2.err" \
+  && grep -q "spec.job.state: suspended" "$WORK/h2.err" \
+  || fail "handover without the new deployment: exit $rc, not the refusal that says to create it suspended"
+[ "$(kc -n "$NS" get configmap "$CM" -o jsonpath='{.metadata.resourceVersion}')" = "$before" ] \
+  || fail "a refused hand-over changed the map"
+say "PASS: the Role allows exactly its list; the examples fit the CRD; refusals name the field"
