@@ -35,6 +35,10 @@
 #define GP_KEY_ERROR "gate-proxy.error"
 #define GP_KEY_HEARTBEAT "gate-proxy.heartbeat"
 #define GP_KEY_WARNING "gate-proxy.warning"
+/* During a transition with gate.drain.group.<old colour>: how many records
+ * the old colour's group has yet to commit ("" when unknown or not
+ * waiting). */
+#define GP_KEY_DRAIN_LAG "gate-proxy.drain-lag"
 /* The headers of a dead-lettered record: the reason, and where it was read
  * (topic/partition/offset). */
 #define GP_HDR_ERROR "gate-proxy.error"

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -83,8 +84,16 @@ static step_t parse_step(const char *s) {
         return S_NONE;
 }
 
+/* A progress line is open on the terminal (no newline yet). */
+static bool line_open;
+
 static int fail(const char *fmt, ...) {
         va_list ap;
+        if (line_open) {
+                putchar('\n');
+                fflush(stdout);
+                line_open = false;
+        }
         fputs("gate-proxy handover: ", stderr);
         va_start(ap, fmt);
         vfprintf(stderr, fmt, ap);
@@ -93,18 +102,35 @@ static int fail(const char *fmt, ...) {
         return 1;
 }
 
-/* A progress line, printed when it differs from the last one. */
-static void progress(ho_t *h, const char *fmt, ...) {
+/* A progress line: on a terminal it rewrites the line in place; else it
+ * is printed when it changed, at most once a second. */
+static void vprogress(ho_t *h, bool keep, const char *fmt, va_list ap) {
         char line[512];
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(line, sizeof(line), fmt, ap);
-        va_end(ap);
-        if (!strcmp(line, h->last))
+        int64_t now = gp_mono_ms();
+        if (!strcmp(line, h->last) || (!keep && !h->tty && now - h->shown < 1000))
                 return;
         snprintf(h->last, sizeof(h->last), "%s", line);
-        printf("[%6.1fs] %s\n", (double)(gp_mono_ms() - h->t0) / 1000.0, line);
+        h->shown = now;
+        printf("%s[%6.1fs] %s%s", h->tty ? "\r\033[K" : "", (double)(now - h->t0) / 1000.0,
+               line, h->tty && !keep ? "" : "\n");
+        line_open = h->tty && !keep;
         fflush(stdout);
+}
+
+static void progress(ho_t *h, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        vprogress(h, false, fmt, ap);
+        va_end(ap);
+}
+
+/* A line that stays: the end of a step. */
+static void note(ho_t *h, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        vprogress(h, true, fmt, ap);
+        va_end(ap);
 }
 
 static void sleep_ms(long ms) {
@@ -438,9 +464,11 @@ static int step_clear(ho_t *h) {
                                 return 1;
                         }
                 }
-                progress(h, "clear: stage=%s T=%s W=%s blue=%s green=%s%s%s", stage,
-                         *t ? t : "(not yet)", cm_get(cm, GP_KEY_WATERMARK),
-                         cm_get(cm, GP_KEY_COUNT_BLUE), cm_get(cm, GP_KEY_COUNT_GREEN),
+                const char *lag = cm_get(cm, GP_KEY_DRAIN_LAG);
+                progress(h, "clear: stage=%s T=%s W=%s drain_lag=%s blue=%s green=%s%s%s",
+                         stage, *t ? t : "(not yet)", cm_get(cm, GP_KEY_WATERMARK),
+                         *lag ? lag : "-", cm_get(cm, GP_KEY_COUNT_BLUE),
+                         cm_get(cm, GP_KEY_COUNT_GREEN),
                          *cm_get(cm, GP_KEY_ERROR) ? " proxy error: " : "",
                          cm_get(cm, GP_KEY_ERROR));
                 int done = !strcmp(stage, "CLEAR_TO_TEARDOWN") && h->t != GP_TS_NONE;
@@ -789,6 +817,9 @@ static const char *usage =
         "The RBAC it needs: deploy/kubernetes/handover/role.yaml.\n";
 
 static void final_line(const ho_t *h) {
+        if (line_open)
+                putchar('\n');
+        line_open = false;
         printf("handover: from=%s to=%s T=%" PRId64
                " savepoint=%s new_job_running_after_ms=%" PRId64 " ok\n",
                h->from, h->to, h->t, h->sp, h->running_after);
@@ -880,7 +911,7 @@ int gp_handover_main(int argc, char **argv) {
                 {0, 0, 0, 0},
         };
         const char *map = NULL, *ns = NULL, *kc = NULL;
-        ho_t h = {.timeout_ms = 900000, .t = GP_TS_NONE, .t0 = gp_mono_ms()};
+        ho_t h = {.timeout_ms = 900000, .t = GP_TS_NONE, .t0 = gp_mono_ms(), .tty = isatty(1)};
         int abort_it = 0, c;
         for (int i = 1; i < argc; i++)
                 if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
@@ -1082,20 +1113,20 @@ int gp_handover_main(int argc, char **argv) {
                 }
                 switch (s) {
                 case S_CLEAR:
-                        progress(&h, "clear: CLEAR_TO_TEARDOWN at T=%" PRId64 " (%.1f s)", h.t,
-                                 (double)(gp_mono_ms() - began) / 1000.0);
+                        note(&h, "clear: CLEAR_TO_TEARDOWN at T=%" PRId64 " (%.1f s)", h.t,
+                             (double)(gp_mono_ms() - began) / 1000.0);
                         break;
                 case S_SUSPEND:
-                        progress(&h, "suspend: %s stopped with savepoint %s (%.1f s)", h.from,
-                                 h.sp, (double)(gp_mono_ms() - began) / 1000.0);
+                        note(&h, "suspend: %s stopped with savepoint %s (%.1f s)", h.from,
+                             h.sp, (double)(gp_mono_ms() - began) / 1000.0);
                         break;
                 case S_START:
-                        progress(&h, "start: %s runs from the savepoint (%.1f s)", h.to,
-                                 (double)(gp_mono_ms() - began) / 1000.0);
+                        note(&h, "start: %s runs from the savepoint (%.1f s)", h.to,
+                             (double)(gp_mono_ms() - began) / 1000.0);
                         break;
                 default:
-                        progress(&h, "%s: done (%.1f s)", describe_step(s),
-                                 (double)(gp_mono_ms() - began) / 1000.0);
+                        note(&h, "%s: done (%.1f s)", describe_step(s),
+                             (double)(gp_mono_ms() - began) / 1000.0);
                 }
         }
         if (record_step(&h, S_DONE))

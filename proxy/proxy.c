@@ -114,14 +114,21 @@ static void status_task(gp_proxy_t *p, int64_t now) {
         snprintf(v[6], 40, "%" PRIu64, s.n[2]);
         snprintf(v[7], 40, "%" PRIu64, s.late);
         snprintf(v[8], 40, "%" PRIu64, s.aborted_routed);
+        int64_t dl =
+                p->cgate.phase != GP_PHASE_SPLIT ? -1 : gp_drain_lag(p->drain, p->cgate.old_c);
+        if (dl < 0)
+                v[9][0] = '\0';
+        else
+                snprintf(v[9], 40, "%" PRId64, dl);
         gp_time_format(now, hb, sizeof(hb));
         gp_kv_t kv[] = {
-                {GP_KEY_PHASE, v[0]},         {GP_KEY_TRANSITION, v[1]},
-                {GP_KEY_CUTOFF, v[2]},        {GP_KEY_WATERMARK, v[3]},
-                {GP_KEY_COUNT_BLUE, v[4]},    {GP_KEY_COUNT_GREEN, v[5]},
-                {GP_KEY_COUNT_DLQ, v[6]},     {GP_KEY_COUNT_LATE, v[7]},
+                {GP_KEY_PHASE, v[0]},          {GP_KEY_TRANSITION, v[1]},
+                {GP_KEY_CUTOFF, v[2]},         {GP_KEY_WATERMARK, v[3]},
+                {GP_KEY_COUNT_BLUE, v[4]},     {GP_KEY_COUNT_GREEN, v[5]},
+                {GP_KEY_COUNT_DLQ, v[6]},      {GP_KEY_COUNT_LATE, v[7]},
                 {GP_KEY_ABORTED_ROUTED, v[8]}, {GP_KEY_ERROR, current_error(p)},
-                {GP_KEY_HEARTBEAT, hb},       {GP_KEY_WARNING, p->drain_warning},
+                {GP_KEY_HEARTBEAT, hb},        {GP_KEY_WARNING, p->drain_warning},
+                {GP_KEY_DRAIN_LAG, v[9]},
         };
         gp_status_post(p->status, kv, sizeof(kv) / sizeof(kv[0]));
 }

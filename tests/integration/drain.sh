@@ -44,6 +44,8 @@ start_proxy p
 logged() { grep -q "$1" "$WORK/proxy.log"; }
 toggle_not() { local t; t=$(key watermark-toggle-value); [ -n "$t" ] && [ "$t" != "$1" ]; }
 
+lag_at_least() { local l; l=$(key gate-proxy.drain-lag); [ -n "$l" ] && [ "$l" -ge "$1" ]; }
+
 # hold SECONDS T: no CLEAR_TO_TEARDOWN, phase split, records flowing and the
 # watermark well past T + lateness, for SECONDS
 hold() {
@@ -62,7 +64,9 @@ hold() {
   [ -n "$w" ] && [ "$w" -ge $((t + LATENESS + 3000)) ] \
     || fail "the watermark ($w) is not well past T + lateness ($((t + LATENESS)))"
   [ "$(key gate-proxy.phase)" = split ] || fail "phase is $(key gate-proxy.phase), expected split"
-  say "held ${secs}s: W=$w is $((w - t - LATENESS)) ms past T + lateness, $((r1 - r0)) records routed meanwhile"
+  # the map shows how far the old group is: it has not consumed, so it lags
+  wait_for "a gate-proxy.drain-lag above 0" 10 lag_at_least 1
+  say "held ${secs}s: W=$w is $((w - t - LATENESS)) ms past T + lateness, $((r1 - r0)) records routed meanwhile, drain-lag $(key gate-proxy.drain-lag)"
 }
 
 # drain GROUP TOPIC: the old job consumes TOPIC in GROUP until the proxy
