@@ -17,6 +17,7 @@
  * and run again finishes the same hand-over with the same T and the same
  * savepoint. The operator's status is read with GETs every poll; nothing
  * here touches Kafka. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -32,6 +33,7 @@
 #include "gate/control.h"
 #include "gate/timeparse.h"
 #include "k8s/client.h"
+#include "k8s/manifest.h"
 #include "proxy/cli.h"
 #include "proxy/control.h"
 #include "proxy/log.h"
@@ -51,6 +53,7 @@
 #define FALLBACK_KEY  "kubernetes.operator.job.upgrade.last-state-fallback.enabled"
 #define SNAPSHOTS_KEY "kubernetes.operator.snapshot.resource.enabled"
 #define POLL_MS       500
+#define GP_MANIFEST_MAX (1024 * 1024) /* --to-file */
 #define API_GRACE_MS  30000 /* how long the API server may be away in a wait */
 #define ATTEMPTS      5
 
@@ -71,6 +74,8 @@ typedef struct {
         int64_t suspended_at, running_after;
         int64_t t0;     /* gp_mono_ms() at the start */
         char last[512]; /* the last progress line */
+        int64_t shown;  /* gp_mono_ms() when it was printed */
+        bool tty;       /* stdout is a terminal */
 } ho_t;
 
 static const char *describe_step(step_t s) {
@@ -209,6 +214,10 @@ static gp_cm_t *load_map(ho_t *h) {
         return cm;
 }
 
+static const char *dash(const char *s) {
+        return *s ? s : "-";
+}
+
 static const char *cm_get(const gp_cm_t *cm, const char *key) {
         const char *v = gp_cm_get(cm, key);
         return v ? v : "";
@@ -323,6 +332,68 @@ static int fd_set_job(ho_t *h, const char *name, cJSON *job,
                 return fail("%s%s", err.msg,
                             rc == GP_ERR_CONFLICT ? " (the resource kept changing)" : "");
         }
+}
+
+/* --to-file: creates NEW from a manifest, suspended, unless it exists. 0,
+ * or 1 with the reason printed. */
+static int apply_new(ho_t *h, const char *file) {
+        FILE *f = fopen(file, "rb");
+        char *buf = NULL;
+        size_t len = 0;
+        gp_err_t err;
+        if (!f)
+                return fail("--to-file %s: %s", file, strerror(errno));
+        if (!(buf = malloc(GP_MANIFEST_MAX + 1)) ||
+            (len = fread(buf, 1, GP_MANIFEST_MAX + 1, f)) > GP_MANIFEST_MAX || ferror(f)) {
+                fclose(f);
+                free(buf);
+                return fail("--to-file %s: %s", file,
+                            len > GP_MANIFEST_MAX ? "larger than 1 MiB" : "cannot be read");
+        }
+        fclose(f);
+        cJSON *m = gp_k8s_manifest_parse(buf, len, &err);
+        free(buf);
+        if (!m)
+                return fail("--to-file %s: %s", file, err.msg);
+        const char *why = NULL, *name = jstr(m, "metadata", "name", NULL),
+                   *ns = jstr(m, "metadata", "namespace", NULL);
+        if (strcmp(jstr(m, "kind", NULL), "FlinkDeployment") ||
+            strcmp(jstr(m, "apiVersion", NULL), "flink.apache.org/v1beta1"))
+                why = "not a FlinkDeployment (apiVersion flink.apache.org/v1beta1)";
+        else if (strcmp(name, h->to))
+                why = "its metadata.name is not the --to name";
+        else if (*ns && strcmp(ns, h->ns))
+                why = "its metadata.namespace is not the namespace of the map";
+        else if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(
+                         cJSON_GetObjectItemCaseSensitive(m, "spec"), "job")))
+                why = "it has no spec.job";
+        if (why) {
+                cJSON_Delete(m);
+                return fail("--to-file %s: %s", file, why);
+        }
+        cJSON *job = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(m, "spec"), "job");
+        bool was_running = !strcmp(jstr(job, "state", NULL), "running");
+        cJSON_DeleteItemFromObjectCaseSensitive(job, "state");
+        cJSON_AddStringToObject(job, "state", "suspended");
+        char path[512], what[256], *body = cJSON_PrintUnformatted(m);
+        cJSON_Delete(m);
+        if (!body)
+                return fail("out of memory");
+        snprintf(path, sizeof(path), FD_PATH, h->ns);
+        snprintf(what, sizeof(what), "POST flinkdeployment %s/%s", h->ns, h->to);
+        gp_errcode_t rc = gp_k8s_call(h->k, "POST", path, "application/json", body, what, NULL,
+                                      NULL, &err);
+        free(body);
+        if (rc == GP_ERR_CONFLICT) {
+                note(h, "%s/%s exists already: taking it as it is", h->ns, h->to);
+                return 0;
+        }
+        if (rc)
+                return fail("%s", err.msg);
+        note(h, "created %s/%s from %s, suspended%s", h->ns, h->to, file,
+             was_running ? " (the file says running: the hand-over starts it)" : "");
+        return 0;
 }
 
 /* ---- the steps ------------------------------------------------------------- */
@@ -466,9 +537,9 @@ static int step_clear(ho_t *h) {
                 }
                 const char *lag = cm_get(cm, GP_KEY_DRAIN_LAG);
                 progress(h, "clear: stage=%s T=%s W=%s drain_lag=%s blue=%s green=%s%s%s",
-                         stage, *t ? t : "(not yet)", cm_get(cm, GP_KEY_WATERMARK),
-                         *lag ? lag : "-", cm_get(cm, GP_KEY_COUNT_BLUE),
-                         cm_get(cm, GP_KEY_COUNT_GREEN),
+                         stage, *t ? t : "(not yet)", dash(cm_get(cm, GP_KEY_WATERMARK)),
+                         dash(lag), dash(cm_get(cm, GP_KEY_COUNT_BLUE)),
+                         dash(cm_get(cm, GP_KEY_COUNT_GREEN)),
                          *cm_get(cm, GP_KEY_ERROR) ? " proxy error: " : "",
                          cm_get(cm, GP_KEY_ERROR));
                 int done = !strcmp(stage, "CLEAR_TO_TEARDOWN") && h->t != GP_TS_NONE;
@@ -768,7 +839,7 @@ static int step_finish(ho_t *h) {
 
 static const char *usage =
         "Usage: gate-proxy handover --k8s MAP [--namespace NS] [--kubeconfig PATH]\n"
-        "                           --from OLD --to NEW [--timeout S]\n"
+        "                           --from OLD --to NEW [--to-file F] [--timeout S]\n"
         "       gate-proxy handover --k8s MAP ... --abort\n"
         "\n"
         "Hands the pipeline from the FlinkDeployment OLD to the FlinkDeployment NEW\n"
@@ -795,6 +866,9 @@ static const char *usage =
         "same savepoint. Nothing is lost at any stop: records before T stay with OLD,\n"
         "records at or after T wait in NEW's topic.\n"
         "\n"
+        "  --to-file F  create NEW first from the manifest F (YAML or JSON), with\n"
+        "               spec.job.state suspended whatever F says; an existing NEW is\n"
+        "               taken as it is\n"
         "  --timeout S  how long each step waits for the proxy or the operator\n"
         "               (default 900: a savepoint may take the job's\n"
         "               execution.checkpointing.timeout, 10 min by default)\n"
@@ -897,7 +971,7 @@ static int do_abort(ho_t *h) {
         }
 }
 
-enum { O_K8S = 1, O_NS, O_KC, O_FROM, O_TO, O_TIMEOUT, O_ABORT };
+enum { O_K8S = 1, O_NS, O_KC, O_FROM, O_TO, O_TO_FILE, O_TIMEOUT, O_ABORT };
 
 int gp_handover_main(int argc, char **argv) {
         static const struct option opts[] = {
@@ -906,11 +980,12 @@ int gp_handover_main(int argc, char **argv) {
                 {"kubeconfig", required_argument, 0, O_KC},
                 {"from", required_argument, 0, O_FROM},
                 {"to", required_argument, 0, O_TO},
+                {"to-file", required_argument, 0, O_TO_FILE},
                 {"timeout", required_argument, 0, O_TIMEOUT},
                 {"abort", no_argument, 0, O_ABORT},
                 {0, 0, 0, 0},
         };
-        const char *map = NULL, *ns = NULL, *kc = NULL;
+        const char *map = NULL, *ns = NULL, *kc = NULL, *to_file = NULL;
         ho_t h = {.timeout_ms = 900000, .t = GP_TS_NONE, .t0 = gp_mono_ms(), .tty = isatty(1)};
         int abort_it = 0, c;
         for (int i = 1; i < argc; i++)
@@ -935,6 +1010,9 @@ int gp_handover_main(int argc, char **argv) {
                         break;
                 case O_TO:
                         h.to = optarg;
+                        break;
+                case O_TO_FILE:
+                        to_file = optarg;
                         break;
                 case O_ABORT:
                         abort_it = 1;
@@ -1037,6 +1115,8 @@ int gp_handover_main(int argc, char **argv) {
                              gp_ctl_describe(h.ctl), gp_stage_name(ctl.stage));
                         goto out;
                 }
+                if (to_file && apply_new(&h, to_file))
+                        goto out;
                 if (precheck(&h))
                         goto out;
                 gp_kv_t kv[] = {{HO_FROM, h.from},

@@ -11,7 +11,12 @@
 #      ServiceAccount can create them;
 #   4. `gate-proxy handover` as that ServiceAccount refuses, with the field
 #      and what it saw, an old deployment the operator never ran, and a
-#      missing new one; and leaves the map untouched.
+#      missing new one; and leaves the map untouched;
+#   5. with --to-file it creates the new one suspended, writes the cutover
+#      and its step into the map, and (no proxy runs here) stops when no
+#      CLEAR_TO_TEARDOWN comes; another pair is refused meanwhile; --abort
+#      before T gives every record back to the old colour and clears its
+#      keys; a second --abort has nothing to abort.
 # Needs no broker and no Flink: no operator runs here.
 : "${GP_BOOTSTRAP:=unused-by-k8s_handover_rbac}"
 export GP_BOOTSTRAP
@@ -125,4 +130,40 @@ cat "$WORK/h2.err"
   || fail "handover without the new deployment: exit $rc, not the refusal that says to create it suspended"
 [ "$(kc -n "$NS" get configmap "$CM" -o jsonpath='{.metadata.resourceVersion}')" = "$before" ] \
   || fail "a refused hand-over changed the map"
-say "PASS: the Role allows exactly its list; the examples fit the CRD; refusals name the field"
+
+say "5. --to-file, a stop before T, another pair refused, --abort"
+sed -i 's/state: suspended /state: running   /' "$WORK/green.yaml"
+set +e
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from orders-blue \
+  --to orders-green --to-file "$WORK/green.yaml" --timeout 3 >"$WORK/h3.out" 2>"$WORK/h3.err"; rc=$?
+set -e
+cat "$WORK/h3.out" "$WORK/h3.err"
+[ "$rc" = 1 ] && grep -q "no CLEAR_TO_TEARDOWN within 3 s" "$WORK/h3.err" \
+  && grep -q "stopped at step clear" "$WORK/h3.err" \
+  || fail "handover with no proxy: exit $rc, not a stop at step clear"
+grep -q "created $NS/orders-green from .*, suspended (the file says running" "$WORK/h3.out" \
+  || fail "--to-file did not say it created orders-green suspended"
+[ "$(kc -n "$NS" get flinkdeployment orders-green -o jsonpath='{.spec.job.state}')" = suspended ] \
+  || fail "--to-file did not create orders-green suspended"
+m() { kc -n "$NS" get configmap "$CM" -o jsonpath="{.data.$1}"; }
+[ "$(m active-deployment-type)/$(m stage)" = GREEN/TRANSITIONING ] \
+  && [ "$(m 'gate-proxy\.handover\.step')" = clear ] \
+  && [ "$(m 'gate-proxy\.handover\.from')/$(m 'gate-proxy\.handover\.to')" = orders-blue/orders-green ] \
+  || fail "the map does not hold the cutover and the step: $(kc -n "$NS" get configmap "$CM" -o jsonpath='{.data}')"
+set +e
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from orders-green \
+  --to orders-blue >"$WORK/h4.out" 2>"$WORK/h4.err"; rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q "a hand-over from orders-blue to orders-green is in progress" "$WORK/h4.err" \
+  || fail "another pair was not refused while one is in progress: exit $rc: $(cat "$WORK/h4.err")"
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --abort >"$WORK/h5.out" 2>&1 \
+  || fail "--abort before T failed: $(cat "$WORK/h5.out")"
+cat "$WORK/h5.out"
+[ "$(m active-deployment-type)/$(m stage)/$(m is-first-deployment)" = BLUE/RUNNING/true ] \
+  && [ -z "$(m 'gate-proxy\.handover\.step')" ] \
+  || fail "after --abort the map is not back to blue with the hand-over gone: $(kc -n "$NS" get configmap "$CM" -o jsonpath='{.data}')"
+set +e
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --abort >"$WORK/h6.out" 2>&1; rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q "no hand-over in progress" "$WORK/h6.out" || fail "a second --abort: exit $rc"
+say "PASS: the Role allows exactly its list; the examples fit the CRD; refusals name the field; --to-file and --abort"
