@@ -601,6 +601,19 @@ static int snapshot_done(ho_t *h, const cJSON *fd, const char *path, char *seen,
         return found;
 }
 
+/* A path or URI as Flink writes it back: "scheme:///p" (an empty
+ * authority) is "scheme:/p", as Flink's Path prints file:///x; no trailing
+ * '/'. In place. */
+static void uri_norm(char *s) {
+        char *c = strstr(s, ":///");
+        if (c && c > s &&
+            strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789+.-") == (size_t)(c - s))
+                memmove(c + 2, c + 4, strlen(c + 4) + 1); /* "://" "/p" -> ":/p" */
+        size_t n = strlen(s);
+        while (n > 1 && s[n - 1] == '/')
+                s[--n] = '\0';
+}
+
 /* Is fd stopped with a new savepoint? 1 yes (path in h->sp), 0 not yet,
  * -1 a trap or a failure (printed). */
 static int old_stopped(ho_t *h, const cJSON *fd, int64_t gen, const char *err0) {
@@ -647,11 +660,13 @@ static int old_stopped(ho_t *h, const cJSON *fd, int64_t gen, const char *err0) 
                             !strcmp(path, h->prev) ? " (the same as before the suspend)" : "",
                             h->to, gp_colour_name(h->new_colour)),
                        -1;
+        char np[1024];
         flink_conf(fd, "state.savepoints.dir", dir, sizeof(dir));
+        uri_norm(dir);
+        snprintf(np, sizeof(np), "%s", path);
+        uri_norm(np);
         size_t dl = strlen(dir);
-        while (dl && dir[dl - 1] == '/')
-                dir[--dl] = '\0';
-        if (dl && (strncmp(path, dir, dl) || (path[dl] != '/' && path[dl] != '\0')))
+        if (dl && (strncmp(np, dir, dl) || (np[dl] != '/' && np[dl] != '\0')))
                 return fail("%s/%s: status.jobStatus.upgradeSavepointPath '%s' is not under "
                             "its state.savepoints.dir '%s': not a savepoint of this suspend",
                             h->ns, h->from, path, dir),

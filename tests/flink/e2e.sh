@@ -12,12 +12,23 @@
 #                                 it is not running)
 #   tests/flink/e2e.sh controls   the four negative controls: each rule of the
 #                                 recipe broken once, with the failure it causes
+#   tests/flink/e2e.sh handover   the orchestrated exact path: `gate-proxy
+#                                 handover` moves three job pairs blue -> green
+#                                 -> blue through FlinkDeployments on the
+#                                 kube-apiserver fixture (the operator's CRDs
+#                                 installed from its operator-api jar), with a
+#                                 STAND-IN for the Flink Kubernetes Operator
+#                                 (Operator.java: no pod runs here) running the
+#                                 jobs in the MiniCluster; each command is
+#                                 SIGKILLed at each of its steps and run again
 #
 # The runs need GP_BOOTSTRAP (a broker: tests/kafka/broker.sh) and GP_BIN,
 # GP_CHECK, GP_PRODUCE (set by ctest). Each prints its `e2e:` or `control:`
 # lines, and appends them to $GP_E2E_LINES when that is set (make test and
 # make e2e print them at the end). GP_FLINK_HEAP sets the JVM heap (default
-# 1500m).
+# 1500m). GP_HANDOVER_FAULTS sets the operator stand-in's faults for the
+# handover path (Orchestrated.java, Operator.java), e.g.
+# "window-green=slow=1500;running-blue=conflict".
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -69,8 +80,12 @@ java_run() { # CLASS ARGS...
   if [ "$rc" -ne 0 ]; then
     echo "--- last lines of the JVM's log ($WORK/java.err):" >&2
     grep -v '^\s' "$WORK/java.err" | tail -n 30 >&2 || true
-    echo "--- last lines of the proxy's log:" >&2
-    tail -n 30 "$WORK/run/proxy.log" >&2 2>/dev/null || true
+    local log
+    for log in "$WORK"/run/proxy*.log "$WORK"/run/handover-*.err; do
+      [ -f "$log" ] || continue
+      echo "--- last lines of $log:" >&2
+      tail -n 30 "$log" >&2 || true
+    done
   fi
   return "$rc"
 }
@@ -78,11 +93,44 @@ java_run() { # CLASS ARGS...
 cmd=${1:-}
 case "$cmd" in
   build) build; exit 0 ;;
-  exact|operator|controls) ;;
+  exact|operator|controls|handover) ;;
   *) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
 
 source "$ROOT/tests/integration/lib.sh"
+
+# handover_rbac NS MAP...: the Role of PROXY_KC's user for `gate-proxy
+# handover` and its proxies: FlinkDeployments to read, create, patch and
+# delete; FlinkStateSnapshots to read; exactly the maps MAP... to follow and
+# patch. No /status: only the operator writes that.
+handover_rbac() {
+  local ns=$1; shift
+  local names
+  names=$(printf '"%s", ' "$@")
+  kc -n "$ns" create -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: gate-proxy}
+rules:
+- apiGroups: [flink.apache.org]
+  resources: [flinkdeployments]
+  verbs: [get, list, watch, create, patch, delete]
+- apiGroups: [flink.apache.org]
+  resources: [flinkstatesnapshots]
+  verbs: [get, list, watch]
+- apiGroups: [""]
+  resources: [configmaps]
+  resourceNames: [${names%, }]
+  verbs: [get, watch, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: gate-proxy}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: gate-proxy}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: gate-proxy}
+EOF
+}
 
 case "$cmd" in
   exact)
@@ -99,4 +147,24 @@ case "$cmd" in
     java_run Handover --path operator --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" \
       --work "$WORK/run" --k8s "$CM" --namespace "$NS" --kubeconfig "$PROXY_KC" \
       --kubectl "$K8S kubectl" ;;
+  handover)
+    source "$ROOT/tests/integration/k8s_lib.sh"
+    NS=gp-flink-$RUN_ID
+    RUN=e2e-ho-$RUN_ID # FlinkDeployments $RUN-<job>-<colour>: at most 45 characters
+    trap 'rc=$?; k8s_fixture_down; (exit $rc); finish_test' EXIT
+    k8s_fixture_up
+    k8s_flink_crds # from the operator-api jar in $LIBS, unless installed
+    kc create namespace "$NS" >/dev/null
+    maps=()
+    for job in stateless window running; do
+      # As the operator leaves a first deployment: blue runs.
+      kc -n "$NS" create configmap "$RUN-$job" --from-literal=active-deployment-type=BLUE \
+        --from-literal=stage=RUNNING --from-literal=is-first-deployment=true >/dev/null
+      maps+=("$RUN-$job")
+    done
+    handover_rbac "$NS" "${maps[@]}"
+    java_run Orchestrated --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" --work "$WORK/run" \
+      --run "$RUN" --namespace "$NS" --kubeconfig "$PROXY_KC" \
+      --api "$("$K8S" url)" --token "$("$K8S" token admin)" --ca "$("$K8S" ca)" \
+      ${GP_HANDOVER_FAULTS:+--faults "$GP_HANDOVER_FAULTS"} ;;
 esac

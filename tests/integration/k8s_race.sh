@@ -548,7 +548,7 @@ att=$(race cas "$NS" "$CMA" stage=RUNNING) || fail "the operator's RUNNING write
 say "    operator: stage=RUNNING ($att attempts); the writers go on for 2 s"
 sleep 2
 # (and until the slow kubectl writer has won at least once)
-wait_for "a kubectl replace to succeed among the other writers" 30 test -s "$WORK/kc.ok"
+wait_for "a kubectl replace to succeed among the other writers" 120 test -s "$WORK/kc.ok"
 touch "$STOP"
 wait "$WRITERS" || fail "the other writers failed: $(cat "$WORK/writers.err")"
 wait "$KC_LOOP" || true

@@ -42,6 +42,15 @@ public final class Cluster implements AutoCloseable {
 
     /** Submits the job of {@code s}; {@code restore}: a savepoint path, or null. */
     public JobID submit(Jobs.Spec s, String restore) throws Exception {
+        return submit(s, restore, true);
+    }
+
+    /**
+     * As {@link #submit(Jobs.Spec, String)}, with non-restored state allowed
+     * only if {@code allowNonRestored} (the operator's
+     * {@code spec.job.allowNonRestoredState}).
+     */
+    public JobID submit(Jobs.Spec s, String restore, boolean allowNonRestored) throws Exception {
         Configuration conf = new Configuration();
         conf.setString("execution.checkpointing.interval", "1 s");
         conf.setString("execution.checkpointing.dir", dir.resolve("checkpoints").toUri().toString());
@@ -51,7 +60,7 @@ public final class Cluster implements AutoCloseable {
         Jobs.build(env, s);
         JobGraph g = env.getStreamGraph().getJobGraph();
         if (restore != null)
-            g.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(restore, true));
+            g.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(restore, allowNonRestored));
         mc.submitJob(g).get(60, TimeUnit.SECONDS);
         return g.getJobID();
     }
@@ -101,6 +110,23 @@ public final class Cluster implements AutoCloseable {
     public String savepoint(JobID id) throws Exception {
         return mc.triggerSavepoint(id, dir.resolve("savepoints").toUri().toString(), false,
                 SavepointFormatType.CANONICAL).get(120, TimeUnit.SECONDS);
+    }
+
+    /** Where {@link #savepoint} and {@link #stop} write (a file: URI). */
+    public String savepointDir() {
+        return dir.resolve("savepoints").toUri().toString();
+    }
+
+    /** Cancels the job (no savepoint) and waits until it has ended. */
+    public void cancel(JobID id) throws Exception {
+        if (!status(id).isGloballyTerminalState())
+            mc.cancelJob(id).get(30, TimeUnit.SECONDS);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!status(id).isGloballyTerminalState()) {
+            if (System.nanoTime() > end)
+                throw new IllegalStateException("job " + id + " not ended 60 s after its cancel");
+            Thread.sleep(50);
+        }
     }
 
     /** Stop-with-savepoint; {@code drain} sends MAX_WATERMARK first. */

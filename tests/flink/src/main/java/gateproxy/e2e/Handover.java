@@ -334,13 +334,29 @@ public final class Handover {
         }
     }
 
-    /** As the operator when it starts deploying a child: the whole map rewritten. */
+    /**
+     * As the operator when it starts deploying a child: the whole map
+     * rewritten. The proxy writes its status keys meanwhile, so a replace
+     * can meet a 409 Conflict; the operator then reads and writes again,
+     * and so does this.
+     */
     void kubectlRewrite(String active, long delay) throws Exception {
         String kc = need("kubectl") + " -n " + need("namespace");
-        sh(kc + " create configmap " + need("k8s") + " --from-literal=active-deployment-type=" + active
+        String cmd = kc + " create configmap " + need("k8s") + " --from-literal=active-deployment-type=" + active
                 + " --from-literal=stage=INITIALIZING --from-literal=is-first-deployment=false"
                 + " --from-literal=deployment-deletion-delay-ms=" + delay
-                + " --dry-run=client -o yaml | " + kc + " replace -f -");
+                + " --dry-run=client -o yaml | " + kc + " replace -f -";
+        for (int attempt = 1;; attempt++) {
+            try {
+                sh(cmd);
+                return;
+            } catch (IllegalStateException e) {
+                if (attempt >= 20 || !e.getMessage().contains("Conflict"))
+                    throw e;
+                say("the map's replace met a 409 Conflict (the proxy wrote meanwhile); again");
+                Thread.sleep(100);
+            }
+        }
     }
 
     void kubectlPatch(String json) throws Exception {
