@@ -576,6 +576,13 @@ int gp_cli_ctl_status(gp_ctl_t *ctl, int json) {
                get(cm, GP_KEY_COUNT_DLQ), get(cm, GP_KEY_COUNT_LATE),
                get(cm, GP_KEY_ABORTED_ROUTED));
         printf("error       %s\n", get(cm, GP_KEY_ERROR));
+        /* `gate-proxy handover` keeps its progress in the map. */
+        const char *ho = gp_cm_get(cm, GP_KEY_HANDOVER "step");
+        if (ho && *ho)
+                printf("handover    %s -> %s step=%s T=%s savepoint=%s\n",
+                       get(cm, GP_KEY_HANDOVER "from"), get(cm, GP_KEY_HANDOVER "to"), ho,
+                       get(cm, GP_KEY_HANDOVER "cutoff"),
+                       get(cm, GP_KEY_HANDOVER "savepoint"));
         if (*get(cm, GP_KEY_WARNING) != '-')
                 printf("warning     %s\n", get(cm, GP_KEY_WARNING));
         gp_cm_destroy(cm);

@@ -39,15 +39,15 @@
 #include "proxy/log.h"
 #include "proxy/proxy.h"
 
-#define HO_FROM          "gate-proxy.handover.from"
-#define HO_TO            "gate-proxy.handover.to"
-#define HO_STEP          "gate-proxy.handover.step"
-#define HO_COLOUR        "gate-proxy.handover.colour" /* the new one */
-#define HO_CUTOFF        "gate-proxy.handover.cutoff"
-#define HO_SAVEPOINT     "gate-proxy.handover.savepoint"
-#define HO_PREVIOUS      "gate-proxy.handover.previous-savepoint"
-#define HO_SUSPENDED_AT  "gate-proxy.handover.suspended-at"
-#define HO_RUNNING_AFTER "gate-proxy.handover.new-job-running-after-ms"
+#define HO_FROM          GP_KEY_HANDOVER "from"
+#define HO_TO            GP_KEY_HANDOVER "to"
+#define HO_STEP          GP_KEY_HANDOVER "step"
+#define HO_COLOUR        GP_KEY_HANDOVER "colour" /* the new one */
+#define HO_CUTOFF        GP_KEY_HANDOVER "cutoff"
+#define HO_SAVEPOINT     GP_KEY_HANDOVER "savepoint"
+#define HO_PREVIOUS      GP_KEY_HANDOVER "previous-savepoint"
+#define HO_SUSPENDED_AT  GP_KEY_HANDOVER "suspended-at"
+#define HO_RUNNING_AFTER GP_KEY_HANDOVER "new-job-running-after-ms"
 
 #define LAST_STATE    "KUBERNETES_OPERATOR_LAST_STATE"
 #define FALLBACK_KEY  "kubernetes.operator.job.upgrade.last-state-fallback.enabled"

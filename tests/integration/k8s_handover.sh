@@ -150,6 +150,9 @@ m() { kc -n "$NS" get configmap "$CM" -o jsonpath="{.data.$1}"; }
   && [ "$(m 'gate-proxy\.handover\.step')" = clear ] \
   && [ "$(m 'gate-proxy\.handover\.from')/$(m 'gate-proxy\.handover\.to')" = orders-blue/orders-green ] \
   || fail "the map does not hold the cutover and the step: $(kc -n "$NS" get configmap "$CM" -o jsonpath='{.data}')"
+"$GP_BIN" status --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" >"$WORK/status.out" 2>&1 || true
+grep -q "^handover    orders-blue -> orders-green step=clear T=- savepoint=-" "$WORK/status.out" \
+  || fail "gate-proxy status does not show the hand-over in progress: $(cat "$WORK/status.out")"
 set +e
 "$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from orders-green \
   --to orders-blue >"$WORK/h4.out" 2>"$WORK/h4.err"; rc=$?

@@ -50,8 +50,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * part on the real FlinkDeployment and FlinkStateSnapshot resources of a real
  * kube-apiserver, and runs the jobs they describe in the test's MiniCluster.
  * It is not the operator; it does what the operator does at the points
- * {@code gate-proxy handover} relies on (the facts it follows are in
- * shared/research/operator-flinkdeployment.md, sections 1, 2 and 4):
+ * {@code gate-proxy handover} relies on (docs/DESIGN.md, "The hand-over
+ * command", lists them):
  * <ul>
  * <li>a resource created with {@code spec.job.state: suspended} is not
  * deployed: lifecycleState CREATED, no lastReconciledSpec;</li>
