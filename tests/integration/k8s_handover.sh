@@ -14,9 +14,10 @@
 #      missing new one; and leaves the map untouched;
 #   5. with --to-file it creates the new one suspended, writes the cutover
 #      and its step into the map, and (no proxy runs here) stops when no
-#      CLEAR_TO_TEARDOWN comes; another pair is refused meanwhile; --abort
-#      before T gives every record back to the old colour and clears its
-#      keys; a second --abort has nothing to abort.
+#      CLEAR_TO_TEARDOWN comes; `gate-proxy status` shows where it is;
+#      another pair is refused meanwhile; --abort is refused once T is
+#      published, and before T gives every record back to the old colour and
+#      clears its keys; a second --abort has nothing to abort.
 # Needs no broker and no Flink: no operator runs here.
 : "${GP_BOOTSTRAP:=unused-by-k8s_handover_rbac}"
 export GP_BOOTSTRAP
@@ -159,6 +160,19 @@ set +e
 set -e
 [ "$rc" = 1 ] && grep -q "a hand-over from orders-blue to orders-green is in progress" "$WORK/h4.err" \
   || fail "another pair was not refused while one is in progress: exit $rc: $(cat "$WORK/h4.err")"
+# T published (as the proxy does once it chose it): --abort is refused
+kc -n "$NS" patch configmap "$CM" --type merge \
+  -p '{"data":{"watermark-stage":"WATERMARK_SET","watermark-toggle-value":"1700000000000"}}' >/dev/null
+set +e
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --abort >"$WORK/h4b.out" 2>&1; rc=$?
+set -e
+cat "$WORK/h4b.out"
+[ "$rc" = 1 ] && grep -q "refused: T=1700000000000 is chosen and records at or after it already wait in the green topic" "$WORK/h4b.out" \
+  && grep -q "run \`gate-proxy handover --from orders-blue --to orders-green\` again" "$WORK/h4b.out" \
+  && [ "$(m active-deployment-type)/$(m stage)" = GREEN/TRANSITIONING ] \
+  || fail "--abort after T: exit $rc, not a refusal that leaves the map as it was"
+kc -n "$NS" patch configmap "$CM" --type merge \
+  -p '{"data":{"watermark-stage":null,"watermark-toggle-value":null}}' >/dev/null
 "$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --abort >"$WORK/h5.out" 2>&1 \
   || fail "--abort before T failed: $(cat "$WORK/h5.out")"
 cat "$WORK/h5.out"
