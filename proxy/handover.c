@@ -186,16 +186,24 @@ static const char *flink_conf(const cJSON *fd, const char *key, char *buf, size_
 
 /* ---- the map --------------------------------------------------------------- */
 
-/* Writes handover keys (no precondition: only this command writes them). */
+/* Writes handover keys (no precondition: only this command writes them),
+ * retrying while the API server is away for up to API_GRACE_MS, as the
+ * waits do. */
 static int record(ho_t *h, const gp_kv_t *kv, size_t n) {
-        gp_err_t err;
-        for (int attempt = 0;; attempt++) {
+        int64_t end = gp_mono_ms() + API_GRACE_MS;
+        for (;;) {
+                gp_err_t err;
                 gp_errcode_t rc = gp_ctl_write(h->ctl, NULL, kv, n, &err);
                 if (rc == GP_OK)
                         return 0;
-                if (rc != GP_ERR_TRANSPORT || attempt + 1 >= ATTEMPTS)
-                        return fail("recording the step in %s: %s", gp_ctl_describe(h->ctl),
-                                    err.msg);
+                if (rc != GP_ERR_TRANSPORT || gp_mono_ms() > end)
+                        return fail("recording the step in %s: %s%s", gp_ctl_describe(h->ctl),
+                                    err.msg,
+                                    rc == GP_ERR_TRANSPORT
+                                            ? "; nothing is lost: run the same command again "
+                                              "once the API server answers"
+                                            : "");
+                progress(h, "the API server does not answer (%s); retrying", err.msg);
                 sleep_ms(1000);
         }
 }
@@ -207,11 +215,23 @@ static int record_step(ho_t *h, step_t s) {
 
 /* The map now; NULL (reason printed) when it cannot be read. */
 static gp_cm_t *load_map(ho_t *h) {
-        gp_err_t err;
-        gp_cm_t *cm = gp_ctl_load(h->ctl, &err);
-        if (!cm)
-                fail("%s", err.msg);
-        return cm;
+        int64_t end = gp_mono_ms() + API_GRACE_MS;
+        for (;;) {
+                gp_err_t err;
+                gp_cm_t *cm = gp_ctl_load(h->ctl, &err);
+                if (cm)
+                        return cm;
+                if (err.code != GP_ERR_TRANSPORT || gp_mono_ms() > end) {
+                        fail("%s%s", err.msg,
+                             err.code == GP_ERR_TRANSPORT
+                                     ? "; nothing is lost: run the same command again once "
+                                       "the API server answers"
+                                     : "");
+                        return NULL;
+                }
+                progress(h, "the API server does not answer (%s); retrying", err.msg);
+                sleep_ms(1000);
+        }
 }
 
 static const char *dash(const char *s) {

@@ -21,6 +21,15 @@
 #                                 (Operator.java: no pod runs here) running the
 #                                 jobs in the MiniCluster; each command is
 #                                 SIGKILLed at each of its steps and run again
+#   tests/flink/e2e.sh handover-faults
+#                                 the same scene with one job (the running
+#                                 total) over six hops, each with one fault
+#                                 (Faults.java): a savepoint error, a failed
+#                                 start, a stale savepoint path, slow steps,
+#                                 409s, the API server away for 40 s (it is
+#                                 restarted: tests/k8s/apiserver.sh restart);
+#                                 each stops the command with its error, and a
+#                                 rerun once it is cleared completes
 #
 # The runs need GP_BOOTSTRAP (a broker: tests/kafka/broker.sh) and GP_BIN,
 # GP_CHECK, GP_PRODUCE (set by ctest). Each prints its `e2e:` or `control:`
@@ -81,7 +90,7 @@ java_run() { # CLASS ARGS...
     echo "--- last lines of the JVM's log ($WORK/java.err):" >&2
     grep -v '^\s' "$WORK/java.err" | tail -n 30 >&2 || true
     local log
-    for log in "$WORK"/run/proxy*.log "$WORK"/run/handover-*.err; do
+    for log in "$WORK"/run/proxy*.log "$WORK"/run/handover-*.err "$WORK"/run/apiserver-restart.log; do
       [ -f "$log" ] || continue
       echo "--- last lines of $log:" >&2
       tail -n 30 "$log" >&2 || true
@@ -93,7 +102,7 @@ java_run() { # CLASS ARGS...
 cmd=${1:-}
 case "$cmd" in
   build) build; exit 0 ;;
-  exact|operator|controls|handover) ;;
+  exact|operator|controls|handover|handover-faults) ;;
   *) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
 
@@ -167,4 +176,21 @@ case "$cmd" in
       --run "$RUN" --namespace "$NS" --kubeconfig "$PROXY_KC" \
       --api "$("$K8S" url)" --token "$("$K8S" token admin)" --ca "$("$K8S" ca)" \
       ${GP_HANDOVER_FAULTS:+--faults "$GP_HANDOVER_FAULTS"} ;;
+  handover-faults)
+    source "$ROOT/tests/integration/k8s_lib.sh"
+    NS=gp-flink-$RUN_ID
+    RUN=e2e-hf-$RUN_ID # FlinkDeployments $RUN-running-<colour>: at most 45 characters
+    trap 'rc=$?; k8s_fixture_down; (exit $rc); finish_test' EXIT
+    k8s_fixture_up
+    k8s_flink_crds
+    kc create namespace "$NS" >/dev/null
+    kc -n "$NS" create configmap "$RUN-running" --from-literal=active-deployment-type=BLUE \
+      --from-literal=stage=RUNNING --from-literal=is-first-deployment=true >/dev/null
+    handover_rbac "$NS" "$RUN-running"
+    # The API server is restarted in the run (its data, CA and tokens
+    # persist): the URL, token and CA stay valid.
+    java_run Faults --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" --work "$WORK/run" \
+      --run "$RUN" --namespace "$NS" --kubeconfig "$PROXY_KC" \
+      --api "$("$K8S" url)" --token "$("$K8S" token admin)" --ca "$("$K8S" ca)" \
+      --apiserver "$K8S" --job running ;;
 esac

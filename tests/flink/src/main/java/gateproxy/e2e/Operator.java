@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -70,7 +71,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * Status is written only through the {@code /status} subresource, whole (the
  * CRDs have no defaults and prune unknown fields). The job a resource runs is
  * named by {@code spec.job.args} ({@code --kind K --colour C}) and built by the
- * harness's {@link JobFactory}.
+ * harness's {@link JobFactory}. An API server that goes away is tried again
+ * ({@link Kube#send}); what a transition did in Flink meanwhile is recorded
+ * once it answers.
  *
  * <p>Faults, per resource, from the annotation {@value #FAULT} (a
  * comma-separated list) or {@link #fault(String, String)}:
@@ -78,10 +81,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * "SavepointError: ..." and the job keeps running; retried every poll until
  * the fault is gone), {@code stale-path} (the suspend falls back to
  * last-state silently: the job is stopped without a savepoint, the old
- * upgradeSavepointPath stays, no snapshot), {@code start-fail} (the deploy
+ * upgradeSavepointPath stays, no snapshot; its state is kept as HA metadata
+ * would keep it, for a resume), {@code start-fail} (the deploy
  * reports FAILED without running the job), {@code slow=MS} (each transition
- * waits MS first), {@code conflict} (an annotation is bumped every ~100 ms, so
- * that conditional writes meet 409 Conflict).
+ * waits MS first), {@code conflict} or {@code conflict=MS} (an annotation is
+ * bumped every ~100 ms, or every MS, so that conditional writes meet 409
+ * Conflict).
  */
 public final class Operator implements AutoCloseable {
     public static final String API = "flink.apache.org/v1beta1";
@@ -89,7 +94,12 @@ public final class Operator implements AutoCloseable {
     static final String BUMP = "gate-proxy.test/bump";
     /** The operator's finalizer (JOSDK adds one for a reconciler that cleans up). */
     static final String FINALIZER = "flinkdeployments.flink.apache.org/finalizer";
-    static final long POLL_MS = 200, BUMP_MS = 100;
+    static final long POLL_MS = 200, BUMP_MS = 100, BUMP_TICK_MS = 5;
+
+    /** Writes to the API server that record what was done in Flink. */
+    interface Recording {
+        void write() throws Exception;
+    }
 
     /** The Flink job of a resource, from the kind and colour in its spec.job.args. */
     public interface JobFactory {
@@ -135,10 +145,21 @@ public final class Operator implements AutoCloseable {
                     .header("Authorization", "Bearer " + token).header("Accept", "application/json");
         }
 
+        /** 409 Conflicts this client was answered on FlinkDeployments (its own conditional writes). */
+        public final AtomicLong conflicts = new AtomicLong();
+        /** Since when the API server does not answer (System.nanoTime()), or 0. */
+        final AtomicLong awaySince = new AtomicLong();
+
         /**
          * METHOD PATH with BODY (JSON, or null) of CONTENT_TYPE; the answer,
-         * or Failed. A 429 (as a new CRD's storage answers while it starts)
-         * is tried again after its Retry-After, for up to about 20 s.
+         * or Failed. A 429 (as a new CRD's storage answers while it starts,
+         * and an API server while it shuts down) or a 503 (one that starts:
+         * not every path is installed yet) is tried again after its
+         * Retry-After, for up to about 20 tries. An API server that does not
+         * answer at all (stopped, restarting) is tried again every 500 ms for
+         * up to {@link #AWAY_MS}, as the operator's client does: a POST that
+         * did reach it before its connection broke then meets 409
+         * AlreadyExists.
          */
         public JsonNode send(String method, String path, String contentType, Object body) throws IOException {
             HttpRequest.Builder b = request(path);
@@ -150,14 +171,27 @@ public final class Operator implements AutoCloseable {
                         body instanceof String ? (String) body : json.writeValueAsString(body)));
             }
             HttpRequest req = b.build();
+            long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(AWAY_MS);
             try {
-                for (int attempt = 1;; attempt++) {
-                    HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
-                    if (r.statusCode() == 429 && attempt < 20) {
+                for (int busyAnswers = 0;;) {
+                    HttpResponse<String> r;
+                    try {
+                        r = http.send(req, HttpResponse.BodyHandlers.ofString());
+                    } catch (IOException e) {
+                        if (System.nanoTime() > giveUp)
+                            throw e;
+                        away(e);
+                        Thread.sleep(500);
+                        continue;
+                    }
+                    back();
+                    if ((r.statusCode() == 429 || r.statusCode() == 503) && busyAnswers++ < 20) {
                         long s = r.headers().firstValueAsLong("Retry-After").orElse(1);
                         Thread.sleep(Math.max(1, Math.min(s, 5)) * 1000);
                         continue;
                     }
+                    if (r.statusCode() == 409 && path.contains("/flinkdeployments"))
+                        conflicts.incrementAndGet();
                     if (r.statusCode() / 100 != 2)
                         throw new Failed(method + " " + path, r.statusCode(), r.body());
                     return r.body().isEmpty() ? json.createObjectNode() : json.readTree(r.body());
@@ -165,6 +199,38 @@ public final class Operator implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IOException("interrupted: " + method + " " + path);
+            }
+        }
+
+        /** How long {@link #send} keeps trying an API server that does not answer. */
+        static final long AWAY_MS = 120_000;
+
+        /** One line when the API server stops answering (the first failure of an outage), */
+        void away(IOException e) {
+            if (awaySince.compareAndSet(0, System.nanoTime()))
+                Handover.say("kube client: the API server does not answer (" + e + "); trying again for up to "
+                        + AWAY_MS / 1000 + " s");
+        }
+
+        /** and one when it answers again. */
+        void back() {
+            long t = awaySince.getAndSet(0);
+            if (t != 0)
+                Handover.say("kube client: the API server answers again, after "
+                        + (System.nanoTime() - t) / 1_000_000 + " ms");
+        }
+
+        /** GET PATH as text (the API server's /metrics), or Failed. */
+        public String text(String path) throws IOException {
+            try {
+                HttpResponse<String> r = http.send(request(path).setHeader("Accept", "text/plain").GET().build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() / 100 != 2)
+                    throw new Failed("GET " + path, r.statusCode(), r.body());
+                return r.body();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted: GET " + path);
             }
         }
 
@@ -300,6 +366,19 @@ public final class Operator implements AutoCloseable {
         final String name, uid;
         volatile JobID job;
         volatile boolean busy;
+        /**
+         * Where the job stood when the last-state fallback took it away (the
+         * stale-path fault): what HA metadata keeps for the real operator,
+         * here a savepoint nobody is told of. A resume goes on from it.
+         */
+        volatile String lastState;
+        /**
+         * What a transition has done in Flink but not yet recorded in the
+         * resource (the API server went away meanwhile): the next reconcile
+         * records it first, as the operator records a finished savepoint once
+         * it can.
+         */
+        volatile Recording unrecorded;
 
         Res(String name, String uid) {
             this.name = name;
@@ -317,7 +396,8 @@ public final class Operator implements AutoCloseable {
     final Map<String, Res> known = new ConcurrentHashMap<>();
     final Map<String, AtomicInteger> savepoints = new ConcurrentHashMap<>();
     final Map<String, String> harnessFaults = new ConcurrentHashMap<>();
-    final Set<String> conflicted = ConcurrentHashMap.newKeySet();
+    /** The resources with the {@code conflict} fault: name -> milliseconds between bumps; when each is due next. */
+    final Map<String, Long> conflicted = new ConcurrentHashMap<>(), bumpDue = new ConcurrentHashMap<>();
     final AtomicLong bumps = new AtomicLong();
     final Object submitting = new Object();
     final List<String> events = Collections.synchronizedList(new ArrayList<>());
@@ -341,7 +421,7 @@ public final class Operator implements AutoCloseable {
     /** Polls the FlinkDeployments every 200 ms from now on. */
     public Operator start() {
         timer.scheduleWithFixedDelay(this::poll, 0, POLL_MS, TimeUnit.MILLISECONDS);
-        timer.scheduleWithFixedDelay(this::bump, BUMP_MS, BUMP_MS, TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(this::bump, BUMP_TICK_MS, BUMP_TICK_MS, TimeUnit.MILLISECONDS);
         return this;
     }
 
@@ -405,7 +485,8 @@ public final class Operator implements AutoCloseable {
         JsonNode list = kube.get(deployments);
         if (list == null)
             return; // the CRD is not installed (yet)
-        Set<String> seen = new HashSet<>(), conflicts = new HashSet<>();
+        Set<String> seen = new HashSet<>();
+        Map<String, Long> conflicts = new HashMap<>();
         for (JsonNode item : list.path("items")) {
             JsonNode meta = item.path("metadata");
             String name = meta.path("name").asText(), uid = meta.path("uid").asText();
@@ -419,8 +500,9 @@ public final class Operator implements AutoCloseable {
                 r = new Res(name, uid);
                 known.put(name, r);
             }
-            if (faults(item).containsKey("conflict"))
-                conflicts.add(name);
+            String every = faults(item).get("conflict");
+            if (every != null)
+                conflicts.put(name, every.isEmpty() ? BUMP_MS : Long.parseLong(every));
             if (r.busy)
                 continue;
             Res res = r;
@@ -435,8 +517,8 @@ public final class Operator implements AutoCloseable {
                 }
             });
         }
-        conflicted.retainAll(conflicts);
-        conflicted.addAll(conflicts);
+        conflicted.keySet().retainAll(conflicts.keySet());
+        conflicted.putAll(conflicts);
         for (Res r : new ArrayList<>(known.values()))
             if (!seen.contains(r.name) && !r.busy)
                 forget(r);
@@ -458,16 +540,22 @@ public final class Operator implements AutoCloseable {
             });
     }
 
-    /** The {@code conflict} fault: every resource that has it gets an annotation bumped now. */
+    /** The {@code conflict} fault: each resource that has it and is due gets an annotation bumped now. */
     void bump() {
-        for (String name : conflicted)
+        for (Map.Entry<String, Long> e : conflicted.entrySet()) {
+            String name = e.getKey();
+            long now = System.nanoTime();
+            if (now < bumpDue.getOrDefault(name, now))
+                continue;
+            bumpDue.put(name, now + TimeUnit.MILLISECONDS.toNanos(e.getValue()));
             try {
                 ObjectNode p = json.createObjectNode();
                 p.putObject("metadata").putObject("annotations").put(BUMP, Long.toString(bumps.incrementAndGet()));
                 kube.merge(deployments + "/" + name, p);
-            } catch (Exception e) {
+            } catch (Exception gone) {
                 // gone meanwhile: the next poll drops it
             }
+        }
     }
 
     /** The faults of a resource: its annotation's and the harness's, as name -> value ("" when it has none). */
@@ -503,6 +591,13 @@ public final class Operator implements AutoCloseable {
         Map<String, String> f = faults(item);
         if (meta.has("deletionTimestamp")) {
             cleanup(r, item, f);
+            return;
+        }
+        Recording u = r.unrecorded;
+        if (u != null) {
+            note(r.name + ": recording what was done while the API server did not take it");
+            u.write();
+            r.unrecorded = null;
             return;
         }
         if (!hasFinalizer(meta)) {
@@ -578,10 +673,19 @@ public final class Operator implements AutoCloseable {
      * {@code upgradeSavepointPath}, as the operator resumes).
      */
     void deploy(Res r, JsonNode item, ObjectNode st, Map<String, String> f, boolean first) throws Exception {
+        deploy(r, item, st, f, first, first ? text(item.path("spec").path("job").path("initialSavepointPath"))
+                : text(st.path("jobStatus").path("upgradeSavepointPath")), false);
+    }
+
+    /**
+     * Deploys from RESTORE (a savepoint path, or null). {@code lastState}:
+     * RESTORE is the job's own last state after a last-state fallback, which
+     * the status does not show (upgradeSavepointPath keeps its value).
+     */
+    void deploy(Res r, JsonNode item, ObjectNode st, Map<String, String> f, boolean first, String restore,
+                boolean lastState) throws Exception {
         JsonNode spec = item.path("spec");
         long generation = item.path("metadata").path("generation").asLong();
-        String restore = first ? text(spec.path("job").path("initialSavepointPath"))
-                : text(st.path("jobStatus").path("upgradeSavepointPath"));
         boolean allow = spec.path("job").path("allowNonRestoredState").asBoolean(false);
         slow(f);
         // What the operator records: on a first deployment the upgrade mode
@@ -604,7 +708,7 @@ public final class Operator implements AutoCloseable {
         js.put("state", "RECONCILING");
         js.put("startTime", now());
         js.put("updateTime", now());
-        if (restore != null)
+        if (restore != null && !lastState)
             js.put("upgradeSavepointPath", restore);
         st.put("lifecycleState", "DEPLOYED");
         st.putNull("error");
@@ -628,9 +732,11 @@ public final class Operator implements AutoCloseable {
             return;
         }
         r.job = id;
+        r.lastState = null;
         js.put("jobId", id.toHexString());
         writeStatus(r, st, (first ? "first deployment" : "resumed") + ", job " + id
-                + (restore != null ? " from " + restore : " without state") + " (DEPLOYED)");
+                + (restore != null ? " from " + (lastState ? "its last state " : "") + restore : " without state")
+                + " (DEPLOYED)");
         try {
             flink.awaitRunning(id, Duration.ofSeconds(120));
         } catch (Exception e) {
@@ -691,9 +797,22 @@ public final class Operator implements AutoCloseable {
             writeStatus(r, st, "spec change of ignored fields only: recorded, job untouched");
             return;
         }
+        boolean failed = "FAILED".equals(text(st.path("lifecycleState")))
+                || "FAILED".equals(text(st.path("jobStatus").path("state")));
         if (was.equals("running") && want.equals("suspended")) {
             suspend(r, item, st, f);
         } else if (was.equals("suspended") && want.equals("running")) {
+            // A resume: from the suspend's savepoint, or after a last-state
+            // suspend from the job's last state (HA metadata for the operator).
+            String lastState = r.lastState;
+            if (last.path("job").path("upgradeMode").asText().equals("last-state") && lastState != null)
+                deploy(r, item, st, f, false, lastState, true);
+            else
+                deploy(r, item, st, f, false);
+        } else if (failed && want.equals("running") && r.job == null) {
+            // A user's fix of a FAILED deployment (any spec change, e.g.
+            // spec.restartNonce): the operator redeploys it from the last
+            // savepoint it knows, status.jobStatus.upgradeSavepointPath.
             deploy(r, item, st, f, false);
         } else {
             String why = "the stand-in applies only a change of spec.job.state (" + was + " -> " + want
@@ -739,7 +858,11 @@ public final class Operator implements AutoCloseable {
         boolean stale = f.containsKey("stale-path");
         if (stale) {
             // The silent last-state fallback: the job goes without a new
-            // savepoint; upgradeSavepointPath keeps its old value.
+            // savepoint; upgradeSavepointPath keeps its old value. Its state
+            // stays where HA metadata would keep it (here: a savepoint taken
+            // just before the cancel, counted nowhere and in no status), for
+            // a resume to go on from.
+            r.lastState = flink.savepoint(id);
             flink.cancel(id);
             path = text(js.path("upgradeSavepointPath"));
             ((ObjectNode) rec.path("job")).put("upgradeMode", "last-state");
@@ -767,12 +890,20 @@ public final class Operator implements AutoCloseable {
         st.put("observedGeneration", generation);
         st.put("lifecycleState", "SUSPENDED");
         st.putNull("error");
-        String snapshot = stale ? null : createSnapshot(r, path, st);
-        writeStatus(r, st, stale ? "suspended by the last-state fallback (stale-path fault): job " + id
-                + " cancelled, no savepoint, upgradeSavepointPath still " + path
-                : "suspended: job " + id + " stopped with savepoint " + path + " (SUSPENDED)");
-        if (snapshot != null)
-            completeSnapshot(snapshot, path);
+        // The job is gone: until this is written, the next reconcile
+        // writes it first (the snapshot keeps its name: one per savepoint).
+        String snapshotName = r.name + "-savepoint-upgrade-" + System.currentTimeMillis(), sp = path;
+        Recording record = () -> {
+            String snapshot = stale ? null : createSnapshot(r, snapshotName, sp, st);
+            writeStatus(r, st, stale ? "suspended by the last-state fallback (stale-path fault): job " + id
+                    + " cancelled, no savepoint, upgradeSavepointPath still " + sp
+                    : "suspended: job " + id + " stopped with savepoint " + sp + " (SUSPENDED)");
+            if (snapshot != null)
+                completeSnapshot(snapshot, sp);
+        };
+        r.unrecorded = record;
+        record.write();
+        r.unrecorded = null;
     }
 
     /**
@@ -780,8 +911,7 @@ public final class Operator implements AutoCloseable {
      * its name, or null when the FlinkStateSnapshot CRD is not there (the
      * operator's legacy mode: the path goes to savepointInfo instead).
      */
-    String createSnapshot(Res r, String path, ObjectNode st) throws IOException {
-        String name = r.name + "-savepoint-upgrade-" + System.currentTimeMillis();
+    String createSnapshot(Res r, String name, String path, ObjectNode st) throws IOException {
         ObjectNode o = json.createObjectNode();
         o.put("apiVersion", API).put("kind", "FlinkStateSnapshot");
         ObjectNode meta = o.putObject("metadata");
@@ -797,6 +927,8 @@ public final class Operator implements AutoCloseable {
             kube.post(snapshots, o);
             return name;
         } catch (Kube.Failed e) {
+            if (e.code == 409)
+                return name; // made by this POST, tried again after its connection broke
             if (e.code != 404)
                 throw e;
             ObjectNode sp = st.withObjectProperty("jobStatus").withObjectProperty("savepointInfo");

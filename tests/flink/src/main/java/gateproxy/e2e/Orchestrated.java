@@ -58,6 +58,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * wrote must equal what the same jobs wrote uninterrupted, for all three.
  * Prints {@code e2e: path=handover job=K ...}, {@code e2e-handover:} and
  * {@code e2e-timing:} lines; exits 0 only if every check held.
+ * {@link Faults} sets the same scene for one job kind and takes it through
+ * the hand-over's faults.
  */
 public final class Orchestrated {
     static final int PARTITIONS = 2, KEYS = 8, HOPS = 2, MAX_RUNS = 8;
@@ -73,6 +75,8 @@ public final class Orchestrated {
             "^handover: from=(\\S+) to=(\\S+) T=(\\d+) savepoint=(\\S+) new_job_running_after_ms=(\\d+) ok$");
 
     final Map<String, String> args;
+    /** The job kinds handed over, each with its own source, proxy, map and FlinkDeployments. */
+    final List<Jobs.Kind> kinds;
     final String bootstrap, run, ns, kubeconfig, bin;
     final Path work;
     final int proxyKills;
@@ -86,7 +90,12 @@ public final class Orchestrated {
     String savepointDir;
 
     Orchestrated(Map<String, String> args) throws Exception {
+        this(args, List.of(Jobs.Kind.values()));
+    }
+
+    Orchestrated(Map<String, String> args, List<Jobs.Kind> kinds) throws Exception {
         this.args = args;
+        this.kinds = kinds;
         bootstrap = need("bootstrap");
         bin = need("bin");
         work = Path.of(need("work"));
@@ -96,7 +105,7 @@ public final class Orchestrated {
         proxyKills = Integer.parseInt(args.getOrDefault("proxy-kills", "1"));
         kafka = new Kafka(bootstrap);
         kube = new Operator.Kube(need("api"), need("token"), Path.of(need("ca")));
-        for (Jobs.Kind k : Jobs.Kind.values()) {
+        for (Jobs.Kind k : kinds) {
             source.put(k, run + "-" + k.tag());
             for (String c : List.of("blue", "green"))
                 if (!fd(k, c).matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?") || fd(k, c).length() > 45)
@@ -390,7 +399,7 @@ public final class Orchestrated {
 
     /** The three ConfigMaps as a first deployment leaves them, unless the caller made them. */
     void ensureMaps() throws Exception {
-        for (Jobs.Kind k : Jobs.Kind.values()) {
+        for (Jobs.Kind k : kinds) {
             String path = "/api/v1/namespaces/" + ns + "/configmaps";
             if (kube.get(path + "/" + source.get(k)) != null)
                 continue;
@@ -411,48 +420,10 @@ public final class Orchestrated {
     Operator op;
 
     int run() throws Exception {
-        Files.createDirectories(work);
-        List<String> topics = new ArrayList<>();
-        for (String s : source.values())
-            topics.addAll(List.of(s, s + ".blue", s + ".green", s + ".out", s + ".reference", s + ".dlq"));
-        kafka.createTopics(PARTITIONS, topics.toArray(new String[0]));
-        ensureMaps();
-
-        // One proxy per job, steered by its own ConfigMap as the Role's user.
-        for (Jobs.Kind k : Jobs.Kind.values()) {
-            String s = source.get(k);
-            Path conf = work.resolve("proxy-" + k.tag() + ".conf");
-            Files.writeString(conf, String.join("\n",
-                    "kafka.bootstrap.servers=" + bootstrap,
-                    "gate.pipeline=" + s,
-                    "gate.group.id=" + s + "-proxy",
-                    "gate.source.topics=" + s,
-                    "gate.event-time=json:ts",
-                    "gate.topics.create=false",
-                    "gate.dlq.topic=" + s + ".dlq",
-                    "gate.watermark.out-of-orderness.ms=" + BOUND_MS,
-                    "gate.watermark.idle.ms=2000",
-                    "gate.cutoff.align.ms=" + WINDOW_MS,
-                    "gate.drain.group.blue=" + spec(k, "blue").group,
-                    "gate.drain.group.green=" + spec(k, "green").group,
-                    "kafka.transaction.timeout.ms=10000",
-                    "control.k8s.configmap=" + s,
-                    "control.k8s.namespace=" + ns,
-                    "control.k8s.kubeconfig=" + kubeconfig, ""));
-            proxies.put(k, new Proxy(bin, conf, work.resolve("proxy-" + k.tag() + ".log"),
-                    List.of("--k8s", s, "--namespace", ns, "--kubeconfig", kubeconfig)));
-            maps.put(k, new MapView());
-            cutoffs.put(k, new ArrayList<>());
-        }
+        prepare();
         List<Operator.Kube.Watch> watches = new ArrayList<>();
         try {
-            for (Jobs.Kind k : Jobs.Kind.values()) {
-                proxies.get(k).start();
-                watches.add(kube.follow("/api/v1/namespaces/" + ns + "/configmaps", source.get(k), maps.get(k)));
-            }
-            for (Proxy p : proxies.values())
-                p.await("the proxy's first status", Duration.ofSeconds(60),
-                        m -> m.containsKey("gate-proxy.heartbeat"));
+            startProxies(watches);
             try (Cluster flink = new Cluster(work.resolve("flink"), 4 * PARTITIONS * 3)) {
                 try {
                     handOver(flink);
@@ -482,6 +453,54 @@ public final class Orchestrated {
         return verify();
     }
 
+    /** The topics, the maps, and one proxy configuration per job kind (not started). */
+    void prepare() throws Exception {
+        Files.createDirectories(work);
+        List<String> topics = new ArrayList<>();
+        for (String s : source.values())
+            topics.addAll(List.of(s, s + ".blue", s + ".green", s + ".out", s + ".reference", s + ".dlq"));
+        kafka.createTopics(PARTITIONS, topics.toArray(new String[0]));
+        ensureMaps();
+
+        // One proxy per job, steered by its own ConfigMap as the Role's user.
+        for (Jobs.Kind k : kinds) {
+            String s = source.get(k);
+            Path conf = work.resolve("proxy-" + k.tag() + ".conf");
+            Files.writeString(conf, String.join("\n",
+                    "kafka.bootstrap.servers=" + bootstrap,
+                    "gate.pipeline=" + s,
+                    "gate.group.id=" + s + "-proxy",
+                    "gate.source.topics=" + s,
+                    "gate.event-time=json:ts",
+                    "gate.topics.create=false",
+                    "gate.dlq.topic=" + s + ".dlq",
+                    "gate.watermark.out-of-orderness.ms=" + BOUND_MS,
+                    "gate.watermark.idle.ms=2000",
+                    "gate.cutoff.align.ms=" + WINDOW_MS,
+                    "gate.drain.group.blue=" + spec(k, "blue").group,
+                    "gate.drain.group.green=" + spec(k, "green").group,
+                    "kafka.transaction.timeout.ms=10000",
+                    "control.k8s.configmap=" + s,
+                    "control.k8s.namespace=" + ns,
+                    "control.k8s.kubeconfig=" + kubeconfig, ""));
+            proxies.put(k, new Proxy(bin, conf, work.resolve("proxy-" + k.tag() + ".log"),
+                    List.of("--k8s", s, "--namespace", ns, "--kubeconfig", kubeconfig)));
+            maps.put(k, new MapView());
+            cutoffs.put(k, new ArrayList<>());
+        }
+    }
+
+    /** Starts the proxies and follows their maps (the watches go to WATCHES); waits for each one's first status. */
+    void startProxies(List<Operator.Kube.Watch> watches) throws Exception {
+        for (Jobs.Kind k : kinds) {
+            proxies.get(k).start();
+            watches.add(kube.follow("/api/v1/namespaces/" + ns + "/configmaps", source.get(k), maps.get(k)));
+        }
+        for (Proxy p : proxies.values())
+            p.await("the proxy's first status", Duration.ofSeconds(60),
+                    m -> m.containsKey("gate-proxy.heartbeat"));
+    }
+
     /** The jobs, the stand-in, the two hops, the drain at the end. */
     void handOver(Cluster flink) throws Exception {
         savepointDir = flink.savepointDir();
@@ -492,13 +511,13 @@ public final class Orchestrated {
             if (f.contains("="))
                 op.fault(run + "-" + f.substring(0, f.indexOf('=')).trim(), f.substring(f.indexOf('=') + 1).trim());
         op.start();
-        for (Jobs.Kind k : Jobs.Kind.values()) {
+        for (Jobs.Kind k : kinds) {
             ref.put(k, flink.submit(spec(k, "ref"), null));
             kube.post(deployments(), flinkDeployment(k, "blue", "running"));
         }
         for (JobID j : ref.values())
             flink.awaitRunning(j, Duration.ofSeconds(120));
-        for (Jobs.Kind k : Jobs.Kind.values()) {
+        for (Jobs.Kind k : kinds) {
             awaitFd(fd(k, "blue"), "STABLE and RUNNING", Duration.ofSeconds(120), o -> o != null
                     && "STABLE".equals(lifecycle(o))
                     && "RUNNING".equals(o.path("status").path("jobStatus").path("state").asText()));
@@ -516,16 +535,16 @@ public final class Orchestrated {
             // NEW's era starts where its topic ends now: the proxy writes
             // nothing to it before T. NEW's group still points where the
             // last job of that colour left it.
-            for (Jobs.Kind k : Jobs.Kind.values())
+            for (Jobs.Kind k : kinds)
                 startsAtEra(k, neu, kafka.ends(source.get(k) + "." + neu));
-            for (Jobs.Kind k : Jobs.Kind.values())
+            for (Jobs.Kind k : kinds)
                 kube.post(deployments(), flinkDeployment(k, neu, "suspended"));
-            for (Jobs.Kind k : Jobs.Kind.values())
+            for (Jobs.Kind k : kinds)
                 awaitFd(fd(k, neu), "lifecycleState CREATED", Duration.ofSeconds(30),
                         o -> o != null && "CREATED".equals(lifecycle(o)));
             Map<Jobs.Kind, Integer> sp0 = new EnumMap<>(Jobs.Kind.class);
             Map<Jobs.Kind, Command> cmds = new EnumMap<>(Jobs.Kind.class);
-            for (Jobs.Kind k : Jobs.Kind.values()) {
+            for (Jobs.Kind k : kinds) {
                 sp0.put(k, op.savepointsTaken(fd(k, old)));
                 Command c = new Command(hop, k, fd(k, old), fd(k, neu));
                 cmds.put(k, c);
@@ -535,12 +554,13 @@ public final class Orchestrated {
             killProxies(hop, cmds);
             for (Command c : cmds.values())
                 c.join(TimeUnit.SECONDS.toMillis(300));
-            for (Jobs.Kind k : Jobs.Kind.values()) {
+            for (Jobs.Kind k : kinds) {
                 Command c = cmds.get(k);
                 if (c.isAlive() || c.failed != null)
                     throw new IllegalStateException("hop " + hop + ": the " + k.tag() + " hand-over failed: "
                             + (c.failed == null ? "still running" : c.failed.getMessage()), c.failed);
-                cutoffs.get(k).add(checkHandover(hop, k, c, sp0.get(k)));
+                cutoffs.get(k).add(checkHandover(hop, k, c.from, c.to, c.line, sp0.get(k)));
+                say("hop " + hop + " " + k.tag() + ": " + c.line + " (runs=" + c.runs + ", kills=" + c.kills + ")");
                 handovers.add("hop=" + hop + " job=" + k.tag() + " runs=" + c.runs + " kills="
                         + (c.kills.isEmpty() ? "none" : String.join(",", c.kills)) + " " + c.line);
                 timings.add("hop=" + hop + " job=" + k.tag() + " total_ms=" + (c.endNs - c.startNs) / 1_000_000
@@ -559,12 +579,12 @@ public final class Orchestrated {
         if (gen.failed != null)
             throw gen.failed;
         say("generator stopped after " + gen.sent.get() + " records per source topic");
-        for (Jobs.Kind k : Jobs.Kind.values())
+        for (Jobs.Kind k : kinds)
             awaitProxyConsumed(k);
         // The last jobs are drained by hand (a drain is no operator action on
         // a running job): the stand-in stops first, so it sees no job end.
         op.close();
-        for (Jobs.Kind k : Jobs.Kind.values()) {
+        for (Jobs.Kind k : kinds) {
             kafka.awaitDrained(spec(k, old).group, List.of(source.get(k) + "." + old), Duration.ofSeconds(120));
             kafka.awaitDrained(spec(k, "ref").group, List.of(source.get(k)), Duration.ofSeconds(120));
             flink.stop(live.get(k), true);
@@ -582,7 +602,7 @@ public final class Orchestrated {
         Map<Jobs.Kind, Long> due = new EnumMap<>(Jobs.Kind.class);
         while (true) {
             boolean more = false;
-            for (Jobs.Kind k : Jobs.Kind.values()) {
+            for (Jobs.Kind k : kinds) {
                 Command c = cmds.get(k);
                 int n = done.getOrDefault(k, 0);
                 if (n >= proxyKills || !c.isAlive())
@@ -609,14 +629,15 @@ public final class Orchestrated {
      * map recorded and the proxy's; the stand-in took exactly one savepoint of
      * OLD; OLD is gone; NEW runs from that savepoint. Returns T.
      */
-    long checkHandover(int hop, Jobs.Kind k, Command c, int savepointsBefore) throws Exception {
-        Matcher m = LINE.matcher(c.line);
+    long checkHandover(int hop, Jobs.Kind k, String from, String to, String line, int savepointsBefore)
+            throws Exception {
+        Matcher m = LINE.matcher(line);
         String who = "hop " + hop + " " + k.tag() + ": ";
-        if (!m.matches() || !m.group(1).equals(c.from) || !m.group(2).equals(c.to))
-            throw new IllegalStateException(who + "unexpected final line: " + c.line);
+        if (!m.matches() || !m.group(1).equals(from) || !m.group(2).equals(to))
+            throw new IllegalStateException(who + "unexpected final line: " + line);
         long t = Long.parseLong(m.group(3));
         String sp = m.group(4);
-        String first = c.map.firstCutoff.get(c.from + ">" + c.to);
+        String first = maps.get(k).firstCutoff.get(from + ">" + to);
         Map<String, String> st = proxies.get(k).status();
         if (!Long.toString(t).equals(first))
             problems.add(who + "T=" + t + " in the final line, but the map first recorded " + first);
@@ -629,17 +650,16 @@ public final class Orchestrated {
             problems.add(who + "the map's step is " + st.get(STEP) + " after the command, not done");
         if (!"RUNNING".equals(st.get("stage")))
             problems.add(who + "stage " + st.get("stage") + " after the command, not RUNNING");
-        int taken = op.savepointsTaken(c.from) - savepointsBefore;
+        int taken = op.savepointsTaken(from) - savepointsBefore;
         if (taken != 1)
-            problems.add(who + "the stand-in took " + taken + " savepoints of " + c.from + ", not exactly one");
-        awaitFd(c.from, "deletion", Duration.ofSeconds(15), o -> o == null);
-        JsonNode neu = kube.get(deployments() + "/" + c.to);
+            problems.add(who + "the stand-in took " + taken + " savepoints of " + from + ", not exactly one");
+        awaitFd(from, "deletion", Duration.ofSeconds(15), o -> o == null);
+        JsonNode neu = kube.get(deployments() + "/" + to);
         JsonNode js = neu == null ? null : neu.path("status").path("jobStatus");
         if (js == null || !"STABLE".equals(lifecycle(neu)) || !"RUNNING".equals(js.path("state").asText())
                 || !sp.equals(js.path("upgradeSavepointPath").asText()))
-            problems.add(who + c.to + " is not STABLE/RUNNING from " + sp + ": "
+            problems.add(who + to + " is not STABLE/RUNNING from " + sp + ": "
                     + (neu == null ? "(gone)" : neu.path("status")));
-        say(who + c.line + " (runs=" + c.runs + ", kills=" + c.kills + ")");
         return t;
     }
 
@@ -685,7 +705,7 @@ public final class Orchestrated {
             say("FAIL: " + p);
         // The colour topics, per job: each source record exactly once, blue
         // for ts < T1 or ts >= T2, green between; counts as its proxy reports.
-        for (Jobs.Kind k : Jobs.Kind.values()) {
+        for (Jobs.Kind k : kinds) {
             String s = source.get(k);
             List<Long> ts = cutoffs.get(k);
             Map<String, Integer> seen = new HashMap<>();
@@ -714,7 +734,7 @@ public final class Orchestrated {
                     || Long.parseLong(st.getOrDefault("gate-proxy.count.green", "-1")) != green)
                 bad++;
         }
-        for (Jobs.Kind k : Jobs.Kind.values()) {
+        for (Jobs.Kind k : kinds) {
             List<String> want = Handover.values(kafka.readAll(source.get(k) + ".reference"));
             List<String> got = Handover.values(kafka.readAll(source.get(k) + ".out"));
             Check c = Check.compare(k, want, got);
@@ -735,7 +755,7 @@ public final class Orchestrated {
             System.out.println("e2e-timing: path=handover " + t);
         System.out.println("e2e-starts: path=handover new jobs started exactly at the first record of their era: "
                 + eraExact + " of " + eraChecks);
-        if (eraExact != eraChecks || eraChecks != HOPS * Jobs.Kind.values().length)
+        if (eraExact != eraChecks || eraChecks != HOPS * kinds.size())
             bad++;
         return bad == 0 ? 0 : 1;
     }
