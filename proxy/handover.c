@@ -576,6 +576,46 @@ static int step_clear(ho_t *h) {
         }
 }
 
+/* What a wait compares with: the generation its patch made, and what the
+ * resource showed before this run (a failure then is the operator's to
+ * retry; only a new one stops the command). */
+typedef struct {
+        int64_t gen;
+        char err0[1024]; /* status.error */
+        bool failed0;    /* lifecycleState FAILED */
+} seen_t;
+
+/* What name shows now, into *s. 0, or 1 with the reason printed. */
+static int seen_before(ho_t *h, const char *name, seen_t *s) {
+        cJSON *fd = fd_read(h, name);
+        if (!fd)
+                return 1;
+        s->gen = -1;
+        snprintf(s->err0, sizeof(s->err0), "%s", jstr(fd, "status", "error", NULL));
+        s->failed0 = !strcmp(jstr(fd, "status", "lifecycleState", NULL), "FAILED");
+        cJSON_Delete(fd);
+        return 0;
+}
+
+/* Reads name every POLL_MS until check says 1 (returns 0) or -1 (1, the
+ * reason printed), or the step's timeout passes (2). */
+static int wait_until(ho_t *h, const char *name,
+                      int (*check)(ho_t *, const cJSON *, const seen_t *), const seen_t *s) {
+        int64_t end = gp_mono_ms() + h->timeout_ms;
+        for (;;) {
+                cJSON *fd = fd_read(h, name);
+                if (!fd)
+                        return 1;
+                int r = check(h, fd, s);
+                cJSON_Delete(fd);
+                if (r)
+                        return r > 0 ? 0 : 1;
+                if (gp_mono_ms() > end)
+                        return 2;
+                sleep_ms(POLL_MS);
+        }
+}
+
 /* suspend: done already when the spec says suspended with a savepoint. */
 static int keep_suspended(ho_t *h, const cJSON *fd) {
         (void)h;
@@ -636,15 +676,15 @@ static void uri_norm(char *s) {
 
 /* Is fd stopped with a new savepoint? 1 yes (path in h->sp), 0 not yet,
  * -1 a trap or a failure (printed). */
-static int old_stopped(ho_t *h, const cJSON *fd, int64_t gen, const char *err0) {
-        char dir[1024], seen[600];
+static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
+        char dir[1024], why[600];
         const char *life = jstr(fd, "status", "lifecycleState", NULL),
                    *job = jstr(fd, "status", "jobStatus", "state", NULL),
                    *rec = jstr(fd, "status", "reconciliationStatus", "state", NULL),
                    *error = jstr(fd, "status", "error", NULL),
                    *path = jstr(fd, "status", "jobStatus", "upgradeSavepointPath", NULL);
         int64_t obs = jnum(fd, "status", "observedGeneration", NULL);
-        if (*error && strcmp(error, err0))
+        if (*error && strcmp(error, seen->err0))
                 return fail("the operator could not stop %s/%s with a savepoint: status.error="
                             "%s\n  Nothing is lost: the old job keeps its records before T "
                             "and "
@@ -662,9 +702,9 @@ static int old_stopped(ho_t *h, const cJSON *fd, int64_t gen, const char *err0) 
         progress(h,
                  "suspend: %s lifecycleState=%s job=%s observedGeneration=%" PRId64 "/%" PRId64
                  "%s%s",
-                 h->from, *life ? life : "-", *job ? job : "-", obs, gen,
+                 h->from, *life ? life : "-", *job ? job : "-", obs, seen->gen,
                  *error ? " error (seen before this run): " : "", error);
-        if (obs < gen || strcmp(life, "SUSPENDED") || strcmp(rec, "DEPLOYED") ||
+        if (obs < seen->gen || strcmp(life, "SUSPENDED") || strcmp(rec, "DEPLOYED") ||
             strcmp(job, "FINISHED"))
                 return 0;
         /* Stopped. The path must be one this suspend took. */
@@ -703,9 +743,9 @@ static int old_stopped(ho_t *h, const cJSON *fd, int64_t gen, const char *err0) 
                             "refusing its path '%s'",
                             h->ns, h->from, path),
                        -1;
-        int snap = snapshot_done(h, fd, path, seen, sizeof(seen));
-        if (snap == 0) {
-                progress(h, "suspend: %s stopped with savepoint %s; %s", h->from, path, seen);
+        int done = snapshot_done(h, fd, path, why, sizeof(why));
+        if (done == 0) {
+                progress(h, "suspend: %s stopped with savepoint %s; %s", h->from, path, why);
                 return 0;
         }
         snprintf(h->sp, sizeof(h->sp), "%s", path);
@@ -713,37 +753,22 @@ static int old_stopped(ho_t *h, const cJSON *fd, int64_t gen, const char *err0) 
 }
 
 static int step_suspend(ho_t *h) {
-        int64_t gen = -1, end = gp_mono_ms() + h->timeout_ms;
-        cJSON *fd = fd_read(h, h->from);
-        if (!fd)
+        seen_t seen;
+        if (seen_before(h, h->from, &seen))
                 return 1;
-        /* An error there before this run is the operator's to retry; only a
-         * new one stops the command. */
-        char err0[1024];
-        snprintf(err0, sizeof(err0), "%s", jstr(fd, "status", "error", NULL));
-        cJSON_Delete(fd);
         cJSON *job = cJSON_CreateObject();
         cJSON_AddStringToObject(job, "state", "suspended");
         cJSON_AddStringToObject(job, "upgradeMode", "savepoint");
-        if (fd_set_job(h, h->from, job, keep_suspended, &gen))
+        if (fd_set_job(h, h->from, job, keep_suspended, &seen.gen))
                 return 1;
-        for (;;) {
-                if (!(fd = fd_read(h, h->from)))
-                        return 1;
-                int r = old_stopped(h, fd, gen, err0);
-                cJSON_Delete(fd);
-                if (r < 0)
-                        return 1;
-                if (r > 0)
-                        return 0;
-                if (gp_mono_ms() > end)
-                        return fail("%s/%s did not stop with a savepoint within %" PRId64
-                                    " s (last seen: %s). Nothing is lost; run the same "
-                                    "command again to keep waiting, with a larger --timeout "
-                                    "if the savepoint is large",
-                                    h->ns, h->from, h->timeout_ms / 1000, h->last);
-                sleep_ms(POLL_MS);
-        }
+        int r = wait_until(h, h->from, old_stopped, &seen);
+        if (r == 2)
+                return fail("%s/%s did not stop with a savepoint within %" PRId64
+                            " s (last seen: %s). Nothing is lost; run the same "
+                            "command again to keep waiting, with a larger --timeout "
+                            "if the savepoint is large",
+                            h->ns, h->from, h->timeout_ms / 1000, h->last);
+        return r;
 }
 
 /* start: done already when the spec runs from our savepoint; refused when
@@ -761,7 +786,7 @@ static int keep_started(ho_t *h, const cJSON *fd) {
 }
 
 /* Is the new job running from h->sp? 1 yes, 0 not yet, -1 failed. */
-static int new_running(ho_t *h, const cJSON *fd, int64_t gen, bool failed0) {
+static int new_running(ho_t *h, const cJSON *fd, const seen_t *seen) {
         const char *life = jstr(fd, "status", "lifecycleState", NULL),
                    *job = jstr(fd, "status", "jobStatus", "state", NULL),
                    *jm = jstr(fd, "status", "jobManagerDeploymentStatus", NULL),
@@ -770,7 +795,7 @@ static int new_running(ho_t *h, const cJSON *fd, int64_t gen, bool failed0) {
         int64_t obs = jnum(fd, "status", "observedGeneration", NULL);
         bool failed =
                 !strcmp(life, "FAILED") || !strcmp(job, "FAILED") || !strcmp(jm, "ERROR");
-        if (failed && !failed0)
+        if (failed && !seen->failed0)
                 return fail("the new job failed to start: FlinkDeployment %s/%s "
                             "status.lifecycleState=%s, jobStatus.state=%s, "
                             "jobManagerDeploymentStatus=%s, error=%s\n  Nothing is lost: its "
@@ -783,7 +808,7 @@ static int new_running(ho_t *h, const cJSON *fd, int64_t gen, bool failed0) {
         progress(h, "start: %s lifecycleState=%s job=%s jobManager=%s%s", h->to,
                  *life ? life : "-", *job ? job : "-", *jm ? jm : "-",
                  failed ? " (failed before this run: waiting for it to be fixed)" : "");
-        if (obs < gen || strcmp(life, "STABLE") || strcmp(job, "RUNNING"))
+        if (obs < seen->gen || strcmp(life, "STABLE") || strcmp(job, "RUNNING"))
                 return 0;
         if (strcmp(path, h->sp))
                 return fail("FlinkDeployment %s/%s runs, but from '%s', not from the "
@@ -795,36 +820,22 @@ static int new_running(ho_t *h, const cJSON *fd, int64_t gen, bool failed0) {
 }
 
 static int step_start(ho_t *h) {
-        int64_t gen = -1, end = gp_mono_ms() + h->timeout_ms;
-        cJSON *fd = fd_read(h, h->to);
-        if (!fd)
+        seen_t seen;
+        if (seen_before(h, h->to, &seen))
                 return 1;
-        const char *life = jstr(fd, "status", "lifecycleState", NULL);
-        bool failed0 = !strcmp(life, "FAILED");
-        cJSON_Delete(fd);
         cJSON *job = cJSON_CreateObject();
         cJSON_AddStringToObject(job, "state", "running");
         cJSON_AddStringToObject(job, "initialSavepointPath", h->sp);
-        if (fd_set_job(h, h->to, job, keep_started, &gen))
+        if (fd_set_job(h, h->to, job, keep_started, &seen.gen))
                 return 1;
-        for (;;) {
-                if (!(fd = fd_read(h, h->to)))
-                        return 1;
-                int r = new_running(h, fd, gen, failed0);
-                cJSON_Delete(fd);
-                if (r < 0)
-                        return 1;
-                if (r > 0)
-                        return 0;
-                if (gp_mono_ms() > end)
-                        return fail(
-                                "%s/%s is not STABLE and RUNNING within %" PRId64 " s "
-                                "(last seen: %s). Nothing is lost: its records wait in the "
-                                "%s topic; run the same command again to keep waiting",
-                                h->ns, h->to, h->timeout_ms / 1000, h->last,
-                                gp_colour_name(h->new_colour));
-                sleep_ms(POLL_MS);
-        }
+        int r = wait_until(h, h->to, new_running, &seen);
+        if (r == 2)
+                return fail("%s/%s is not STABLE and RUNNING within %" PRId64 " s "
+                            "(last seen: %s). Nothing is lost: its records wait in the "
+                            "%s topic; run the same command again to keep waiting",
+                            h->ns, h->to, h->timeout_ms / 1000, h->last,
+                            gp_colour_name(h->new_colour));
+        return r;
 }
 
 static int step_finish(ho_t *h) {

@@ -8,13 +8,9 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -87,39 +83,6 @@ public final class Handover {
         return s;
     }
 
-    /** The source records: per key strictly increasing event time, keys out of order within the bound. */
-    final class Generator extends Thread {
-        final AtomicBoolean stop = new AtomicBoolean(), idle = new AtomicBoolean();
-        final AtomicLong sent = new AtomicLong();
-        volatile Exception failed;
-
-        @Override
-        public void run() {
-            long t0 = System.currentTimeMillis() / 1000 * 1000, id = 0;
-            try (KafkaProducer<String, String> p = kafka.producer()) {
-                for (long tick = 0; !stop.get(); tick++) {
-                    long due = t0 + tick * TICK_MS, now = System.currentTimeMillis();
-                    if (due > now)
-                        Thread.sleep(due - now);
-                    for (int i = 0; i < KEYS; i++) {
-                        int part = i % PARTITIONS;
-                        if (part == 1 && idle.get())
-                            continue;
-                        long ts = due - (i * 37L) % (BOUND_MS * 3 / 5);
-                        id++;
-                        String v = Jobs.Rec.format(id, "k" + i, ts, id % 97 + 1);
-                        for (String s : source.values())
-                            p.send(new ProducerRecord<>(s, part, ts, "k" + i, v));
-                        sent.incrementAndGet();
-                    }
-                }
-                p.flush();
-            } catch (Exception e) {
-                failed = e;
-            }
-        }
-    }
-
     int run() throws Exception {
         Files.createDirectories(work);
         List<String> topics = new ArrayList<>();
@@ -163,7 +126,7 @@ public final class Handover {
         proxy.await("the proxy's first status", Duration.ofSeconds(60),
                 m -> m.containsKey("gate-proxy.heartbeat"));
 
-        Generator gen = new Generator();
+        Generator gen = new Generator(kafka, source.values(), PARTITIONS, KEYS, TICK_MS, BOUND_MS);
         Map<Jobs.Kind, JobID> ref = new EnumMap<>(Jobs.Kind.class), live = new EnumMap<>(Jobs.Kind.class);
         List<Long> cutoffs = new ArrayList<>();
         List<String> timings = new ArrayList<>();

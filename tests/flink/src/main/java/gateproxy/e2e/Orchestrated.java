@@ -12,8 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
@@ -21,8 +19,6 @@ import java.util.regex.Pattern;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -112,6 +108,7 @@ public final class Orchestrated {
                     throw new IllegalArgumentException("--run " + run + " makes the FlinkDeployment name "
                             + fd(k, c) + ": the operator takes at most 45 lower-case alphanumerics or '-'");
         }
+        gen = new Generator(kafka, source.values(), PARTITIONS, KEYS, TICK_MS, BOUND_MS);
     }
 
     String need(String k) {
@@ -227,39 +224,6 @@ public final class Orchestrated {
                 seen.putIfAbsent(hand + ":" + d.get(STEP), System.nanoTime());
             if (d.get(CUTOFF) != null)
                 firstCutoff.putIfAbsent(hand, d.get(CUTOFF));
-        }
-    }
-
-    /** The source records: per key strictly increasing event time, keys out of order within the bound. */
-    final class Generator extends Thread {
-        final AtomicBoolean stop = new AtomicBoolean(), idle = new AtomicBoolean();
-        final AtomicLong sent = new AtomicLong();
-        volatile Exception failed;
-
-        @Override
-        public void run() {
-            long t0 = System.currentTimeMillis() / 1000 * 1000, id = 0;
-            try (KafkaProducer<String, String> p = kafka.producer()) {
-                for (long tick = 0; !stop.get(); tick++) {
-                    long due = t0 + tick * TICK_MS, now = System.currentTimeMillis();
-                    if (due > now)
-                        Thread.sleep(due - now);
-                    for (int i = 0; i < KEYS; i++) {
-                        int part = i % PARTITIONS;
-                        if (part == 1 && idle.get())
-                            continue;
-                        long ts = due - (i * 37L) % (BOUND_MS * 3 / 5);
-                        id++;
-                        String v = Jobs.Rec.format(id, "k" + i, ts, id % 97 + 1);
-                        for (String s : source.values())
-                            p.send(new ProducerRecord<>(s, part, ts, "k" + i, v));
-                        sent.incrementAndGet();
-                    }
-                }
-                p.flush();
-            } catch (Exception e) {
-                failed = e;
-            }
         }
     }
 
@@ -412,7 +376,7 @@ public final class Orchestrated {
         }
     }
 
-    final Generator gen = new Generator();
+    final Generator gen;
     final Map<Jobs.Kind, JobID> ref = new EnumMap<>(Jobs.Kind.class), live = new EnumMap<>(Jobs.Kind.class);
     final Map<Jobs.Kind, List<Long>> cutoffs = new EnumMap<>(Jobs.Kind.class);
     final List<String> handovers = new ArrayList<>(), timings = new ArrayList<>();
