@@ -590,12 +590,7 @@ public final class Faults {
     }
 
     public static void main(String[] argv) throws Exception {
-        Map<String, String> a = new HashMap<>();
-        for (int i = 0; i + 1 < argv.length; i += 2) {
-            if (!argv[i].startsWith("--"))
-                throw new IllegalArgumentException("unexpected argument " + argv[i]);
-            a.put(argv[i].substring(2), argv[i + 1]);
-        }
+        Map<String, String> a = Handover.options(argv);
         System.exit(new Faults(a).run());
     }
 }

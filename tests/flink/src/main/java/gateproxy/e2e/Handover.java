@@ -416,13 +416,19 @@ public final class Handover {
         return out;
     }
 
-    public static void main(String[] argv) throws Exception {
+    /** {@code --key value} pairs, as the harnesses take them. */
+    static Map<String, String> options(String[] argv) {
         Map<String, String> a = new HashMap<>();
         for (int i = 0; i + 1 < argv.length; i += 2) {
             if (!argv[i].startsWith("--"))
                 throw new IllegalArgumentException("unexpected argument " + argv[i]);
             a.put(argv[i].substring(2), argv[i + 1]);
         }
+        return a;
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = options(argv);
         int rc = new Handover(a).run();
         System.exit(rc);
     }
