@@ -26,8 +26,8 @@
 
 #include "gate/extract.h"
 #include "gate/gate.h"
-#include "proxy/avsc.h"
-#include "proxy/proxy.h"
+#include "proxy/schema/avsc.h"
+#include "proxy/loop/proxy.h"
 
 #define NREC 1024
 #define BASE INT64_C(1700000000000)

@@ -1,7 +1,7 @@
 /* bench/passthrough.c: gp-passthrough, the limit gate-proxy is measured
  * against: librdkafka's exactly-once consume -> produce -> commit loop with
  * gate-proxy's settings (assigned partitions, read_committed, batches of
- * 1024, its bounded queues and fetch wake-up from proxy/fetchwake.h, a
+ * 1024, its bounded queues and fetch wake-up from proxy/loop/fetchwake.h, a
  * transaction every --commit-interval-ms or --commit-records) and
  * no gate: no event time, no routing, no checkpoint. Record p/offset of
  * SOURCE goes to partition p of DEST, key, value, headers and timestamp
@@ -24,8 +24,8 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "proxy/conf.h"
-#include "proxy/fetchwake.h"
+#include "proxy/conf/conf.h"
+#include "proxy/loop/fetchwake.h"
 
 #define BATCH 1024
 #define TMO 30000

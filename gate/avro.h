@@ -1,7 +1,7 @@
 /* gate/avro.h: reading one field of an Avro-encoded record without decoding
  * the rest of it.
  *
- * A schema is a table of nodes (proxy/avsc.c builds it from the schema's
+ * A schema is a table of nodes (proxy/schema/avsc.c builds it from the schema's
  * JSON). To read the event-time field at path a.b, gp_avro_find walks the
  * binary encoding from the start, skipping every value before the field,
  * descending into records and taking union branches as the bytes say, and

@@ -20,7 +20,7 @@
 /* Written by `gate-proxy cutover --at T --align-ms A`, read by the proxy. */
 #define GP_KEY_REQ_CUTOFF "gate-proxy.request.cutoff"
 #define GP_KEY_REQ_ALIGN "gate-proxy.request.align-ms"
-/* Where `gate-proxy handover` records its progress (proxy/handover.c). */
+/* Where `gate-proxy handover` records its progress (proxy/ops/handover.c). */
 #define GP_KEY_HANDOVER "gate-proxy.handover."
 /* Prefix of the proxy's own status keys. */
 #define GP_KEY_STATUS_PREFIX "gate-proxy."

@@ -1,9 +1,9 @@
 /* tests/fuzz/fuzz_avro.c: libFuzzer target for gate/avro.c, the Avro walk
  * to one field, with the Confluent framing and the avro: branch of
  * gate/extract.c. Input: byte 0 picks one of the schemas below (with its
- * path and unit; compiled once by proxy/avsc.c), the rest is an Avro body.
+ * path and unit; compiled once by proxy/schema/avsc.c), the rest is an Avro body.
  * The same bytes are also read as a framed record.
- * Depends on gate/avro.h, gate/extract.h, proxy/avsc.h and libc.
+ * Depends on gate/avro.h, gate/extract.h, proxy/schema/avsc.h and libc.
  * Invariants checked:
  *   - gp_avro_find returns one of its four codes, the same twice; on OK the
  *     kind is one of four and a string lies inside the buffer;
@@ -25,7 +25,7 @@
 #include "gate/avro.h"
 #include "gate/extract.h"
 #include "gate/types.h"
-#include "proxy/avsc.h"
+#include "proxy/schema/avsc.h"
 
 #define CHECK(c)                                                                           \
         do {                                                                               \

@@ -1,8 +1,8 @@
-/* tests/fuzz/fuzz_avsc.c: libFuzzer target for proxy/avsc.c, the Avro
+/* tests/fuzz/fuzz_avsc.c: libFuzzer target for proxy/schema/avsc.c, the Avro
  * schema compiler. Input: the schema's JSON. It is compiled for the paths
  * avro:ts and avro:a.b; a schema that compiles also reads a few fixed byte
  * strings through gate/avro.c.
- * Depends on proxy/avsc.h, gate/avro.h, gate/extract.h and libc.
+ * Depends on proxy/schema/avsc.h, gate/avro.h, gate/extract.h and libc.
  * Invariants checked:
  *   - the result is one of the three codes, the same for the same input;
  *   - a failure has a message and leaves the table empty (nothing to free);
@@ -20,7 +20,7 @@
 
 #include "gate/avro.h"
 #include "gate/extract.h"
-#include "proxy/avsc.h"
+#include "proxy/schema/avsc.h"
 
 #define CHECK(c)                                                                           \
         do {                                                                               \

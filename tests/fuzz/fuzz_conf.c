@@ -1,6 +1,6 @@
 /* tests/fuzz/fuzz_conf.c: libFuzzer target for the configuration reader
  * (gp_conf_load_buffer, then gp_conf_finalize on what it accepted).
- * Besides memory errors it checks the promises of proxy/conf.h: every
+ * Besides memory errors it checks the promises of proxy/conf/conf.h: every
  * error names its origin, a finalized conf has its required values, and
  * the colour topic names it implies are valid and distinct.
  * Seed corpus: tests/fuzz/corpus/conf/. */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/conf.h"
+#include "proxy/conf/conf.h"
 
 static void check(int ok) {
         if (!ok)

@@ -1,5 +1,5 @@
 /* tests/unit/test_avro.c: the Avro event-time path end to end: the schema
- * compiler (proxy/avsc.c), the binary walk (gate/avro.c), the Confluent
+ * compiler (proxy/schema/avsc.c), the binary walk (gate/avro.c), the Confluent
  * framing and the avro: extractor (gate/extract.c).
  *
  * avro-c is the independent side: it parses each schema on its own, encodes
@@ -9,7 +9,7 @@
  * our decoder must agree. Every encoding is copied into a heap buffer of
  * exactly its length, so a read past it is an AddressSanitizer report.
  * Schemas and values in the tables are JSON written with ' for ".
- * Depends on gate/, proxy/avsc.h, avro-c, cJSON and Criterion. */
+ * Depends on gate/, proxy/schema/avsc.h, avro-c, cJSON and Criterion. */
 #include <avro.h>
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -21,7 +21,7 @@
 #include "gate/avro.h"
 #include "gate/extract.h"
 #include "gate/types.h"
-#include "proxy/avsc.h"
+#include "proxy/schema/avsc.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,4 +1,4 @@
-/* Tests of the control-file backend (proxy/ctlfile.c, proxy/control.c):
+/* Tests of the control-file backend (proxy/control/ctl_file.c, proxy/control/ctl.c):
  * change detection, last good state kept across bad documents, and the
  * compare-and-set write that is dropped when the transition moved on. */
 #include <criterion/criterion.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proxy/control.h"
+#include "proxy/control/ctl.h"
 
 static char dir[64], path[128];
 

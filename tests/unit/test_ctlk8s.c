@@ -1,5 +1,5 @@
 /* tests/unit/test_ctlk8s.c: the Kubernetes control backend
- * (proxy/ctlk8s.c) where no API server is needed: refused names and
+ * (proxy/control/ctl_k8s.c) where no API server is needed: refused names and
  * kubeconfigs, the namespace default, and a server that is not there (the
  * read fails with the reason, never with the token; the watch thread
  * stops promptly). The exchange with a real API server is
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proxy/control.h"
+#include "proxy/control/ctl.h"
 
 static char dir[64], kc[128];
 

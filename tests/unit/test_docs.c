@@ -3,13 +3,13 @@
  * deploy/kubernetes/configmap-config.yaml, is one the configuration parser
  * accepts, so a snippet pasted into a file works. A line counts when it looks like
  * key=value with a key of gate-proxy's (gate., kafka., control.,
- * schema.registry., log.). Uses proxy/conf.h. */
+ * schema.registry., log.). Uses proxy/conf/conf.h. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/conf.h"
+#include "proxy/conf/conf.h"
 
 static bool ours(const char *line) {
         static const char *const prefixes[] = {"gate.", "kafka.", "control.",

@@ -10,9 +10,9 @@
 
 #include "gate/error.h"
 #include "k8s/client.h"
-#include "proxy/clients.h"
-#include "proxy/conf.h"
-#include "proxy/control.h"
+#include "proxy/loop/clients.h"
+#include "proxy/conf/conf.h"
+#include "proxy/control/ctl.h"
 
 Test(error, set_and_defaults) {
         gp_err_t e;

@@ -18,11 +18,11 @@
 
 #include "gate/control.h"
 #include "k8s/configmap.h"
-#include "proxy/cli.h"
-#include "proxy/conf.h"
-#include "proxy/control.h"
-#include "proxy/log.h"
-#include "proxy/proxy.h"
+#include "proxy/ops/verbs.h"
+#include "proxy/conf/conf.h"
+#include "proxy/control/ctl.h"
+#include "proxy/base/log.h"
+#include "proxy/loop/proxy.h"
 
 #define PARTS 2
 #define BASE INT64_C(1700000000000)
@@ -65,7 +65,7 @@ static void rig_up(rig_t *r, const char *delivery) {
         snprintf(r->dir, sizeof(r->dir), "/tmp/gp-loop.XXXXXX");
         cr_assert_not_null(mkdtemp(r->dir));
         snprintf(r->control, sizeof(r->control), "%s/cm.json", r->dir);
-        cr_assert_eq(gp_cli_init(r->control, GP_BLUE, 0), 0);
+        cr_assert_eq(gp_ops_init(r->control, GP_BLUE, 0), 0);
         gp_conf_init(&r->conf);
         const char *kv[][2] = {
                 {"kafka.bootstrap.servers", r->bootstrap},
@@ -172,7 +172,7 @@ static void await_key(rig_t *r, const char *k, const char *want, int secs) {
 
 static void cutover(rig_t *r, gp_colour_t to) {
         gp_cutover_opts_t co = {.to = to, .delay_ms = 0, .at = GP_TS_NONE, .quiet = 1};
-        cr_assert_eq(gp_cli_cutover(r->control, &co), 0);
+        cr_assert_eq(gp_ops_cutover(r->control, &co), 0);
 }
 
 /* Blue, the split at T, green: every record once, each on its side of T. */

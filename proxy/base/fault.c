@@ -1,0 +1,44 @@
+/* proxy/base/fault.c: the test build's fault points (see proxy/base/fault.h). */
+#ifdef GP_TEST_HOOKS
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proxy/base/fault.h"
+
+/* Holds while <prefix>.<name> exists; see proxy/base/fault.h. */
+static void hold(const char *prefix, const char *name) {
+        char arm[4096], held[4200];
+        if (snprintf(arm, sizeof(arm), "%s.%s", prefix, name) >= (int)sizeof(arm) ||
+            access(arm, F_OK))
+                return;
+        snprintf(held, sizeof(held), "%s.held", arm);
+        int fd = open(held, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0)
+                close(fd);
+        const struct timespec tick = {0, 10 * 1000 * 1000};
+        for (int i = 0; i < 6000 && !access(arm, F_OK); i++)
+                nanosleep(&tick, NULL);
+        unlink(held);
+}
+
+void gp_fault_point(const char *name) {
+        static long seen;
+        const char *prefix = getenv("GP_FAULT_HOLD");
+        if (prefix && *prefix)
+                hold(prefix, name);
+        const char *spec = getenv("GP_FAULT");
+        size_t n = strlen(name);
+        if (!spec || strncmp(spec, name, n) || (spec[n] && spec[n] != ':'))
+                return;
+        long want = spec[n] == ':' ? strtol(spec + n + 1, NULL, 10) : 1;
+        if (++seen >= want)
+                kill(getpid(), SIGKILL);
+}
+#else
+typedef int gp_fault_unused_t; /* ISO C wants a declaration in every file */
+#endif

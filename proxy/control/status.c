@@ -1,0 +1,251 @@
+/* proxy/control/status.c: status and publication on their own thread
+ * (proxy/control/status.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gate/control.h"
+#include "proxy/control/ctl.h"
+#include "proxy/base/fault.h"
+#include "proxy/base/log.h"
+#include "proxy/control/status.h"
+
+#define MAX_KEYS 16
+#define VALUE_MAX 520
+/* How often the thread looks at the map by itself: a map that moved (the
+ * operator's TRANSITIONING) may call for a publication. */
+#define LOOK_MS 100
+#define RETRY_MS 1000
+
+typedef struct status_kv {
+        size_t n;
+        const char *key[MAX_KEYS];
+        char value[MAX_KEYS][VALUE_MAX];
+} status_kv_t;
+
+struct gp_status {
+        gp_ctl_t *ctl; /* the thread's own */
+        pthread_t thread;
+        bool started;
+        pthread_mutex_t lock; /* guards what follows */
+        pthread_cond_t cond;
+        bool quit;
+        bool st_new;          /* st holds a status not yet written */
+        status_kv_t st;
+        gp_gate_t gate;       /* the committed decisions */
+        bool have_gate, gate_new;
+        uint64_t posted, done; /* posts made, and the last one written */
+        uint64_t writes[GP_MAP_WRITES]; /* by outcome (gp_status_writes) */
+};
+
+static void count(gp_status_t *s, int rc) {
+        int i = rc == GP_OK ? 0 : rc == GP_ERR_DROPPED ? 1 : rc == GP_ERR_INVALID ? 2 : 3;
+        uint64_t conflicts = gp_ctl_conflicts(s->ctl);
+        pthread_mutex_lock(&s->lock);
+        s->writes[i]++;
+        s->writes[4] = conflicts;
+        pthread_mutex_unlock(&s->lock);
+}
+
+void gp_status_writes(gp_status_t *s, uint64_t out[GP_MAP_WRITES]) {
+        pthread_mutex_lock(&s->lock);
+        memcpy(out, s->writes, sizeof(s->writes));
+        pthread_mutex_unlock(&s->lock);
+}
+
+static void to_timespec(int64_t ms_from_now, struct timespec *ts) {
+        clock_gettime(CLOCK_REALTIME, ts);
+        ts->tv_sec += ms_from_now / 1000;
+        ts->tv_nsec += (ms_from_now % 1000) * 1000000L;
+        if (ts->tv_nsec >= 1000000000L) {
+                ts->tv_sec++;
+                ts->tv_nsec -= 1000000000L;
+        }
+}
+
+static void write_status(gp_status_t *s, const status_kv_t *st) {
+        gp_kv_t kv[MAX_KEYS];
+        gp_err_t err;
+        for (size_t i = 0; i < st->n; i++)
+                kv[i] = (gp_kv_t){st->key[i], st->value[i]};
+        gp_errcode_t rc = gp_ctl_patch(s->ctl, kv, st->n, NULL, &err);
+        count(s, rc);
+        /* A missing or unreadable map is left alone; the loop has said
+         * why, once. */
+        if (rc == GP_ERR_INVALID)
+                gp_debug("status not written: %s", err.msg);
+        else if (rc)
+                gp_warn("status write: %s", err.msg);
+}
+
+/* Publishes one step of what g decided and the map does not show yet.
+ * 1: written (there may be a next step), 0: nothing to publish or dropped,
+ * -1: to be tried again later. */
+static int publish(gp_status_t *s, const gp_gate_t *g) {
+        const gp_control_t *ctl = gp_ctl_current(s->ctl);
+        gp_publish_t pub;
+        if (!ctl || !gp_gate_publication(g, ctl, &pub))
+                return 0;
+        gp_control_t base = *ctl;
+        char t[24];
+        gp_err_t err;
+        gp_kv_t kv[3];
+        size_t n = 0;
+        if (pub.wm_stage != GP_WMS_NONE)
+                kv[n++] = (gp_kv_t){GP_KEY_WM_STAGE, gp_wm_stage_name(pub.wm_stage)};
+        if (pub.wm_stage == GP_WMS_SET) {
+                snprintf(t, sizeof(t), "%" PRId64, pub.toggle);
+                kv[n++] = (gp_kv_t){GP_KEY_TOGGLE, t};
+        }
+        if (pub.clear_to_teardown)
+                kv[n++] = (gp_kv_t){GP_KEY_STAGE, "CLEAR_TO_TEARDOWN"};
+        GP_FAULT("before-publish");
+        gp_errcode_t rc = gp_ctl_patch(s->ctl, kv, n, &base, &err);
+        count(s, rc);
+        if (rc == GP_OK) {
+                for (size_t i = 0; i < n; i++)
+                        gp_info("published %s=%s", kv[i].key, kv[i].value);
+                return 1;
+        }
+        if (rc == GP_ERR_DROPPED) {
+                gp_info("not published: the map moved on to another transition");
+                return 0;
+        }
+        if (rc == GP_ERR_INVALID)
+                /* Published once the map is valid again and still asks for
+                 * this transition. */
+                gp_debug("not published while the map is invalid: %s", err.msg);
+        else
+                gp_warn("publishing to %s failed (%s); retrying in 1 s",
+                        gp_ctl_describe(s->ctl), err.msg);
+        return -1;
+}
+
+static void *run(void *arg) {
+        gp_status_t *s = arg;
+        status_kv_t *st = malloc(sizeof(*st));
+        int64_t retry_at = 0;
+        if (!st)
+                abort();
+        pthread_mutex_lock(&s->lock);
+        while (!s->quit) {
+                if (!s->st_new && !s->gate_new) {
+                        struct timespec ts;
+                        to_timespec(LOOK_MS, &ts);
+                        int w = pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+                        if (s->quit)
+                                break;
+                        (void)w;
+                }
+                bool write_st = s->st_new, have_gate = s->have_gate;
+                bool gate_new = s->gate_new;
+                if (write_st)
+                        *st = s->st;
+                gp_gate_t g = s->gate;
+                uint64_t posted = s->posted;
+                s->st_new = s->gate_new = false;
+                pthread_mutex_unlock(&s->lock);
+
+                /* A moved map, new decisions, or a retry due. */
+                bool moved = gp_ctl_poll(s->ctl, false) == 1;
+                if (write_st)
+                        write_status(s, st);
+                if (have_gate && (moved || gate_new || write_st ||
+                                  (retry_at && gp_mono_ms() >= retry_at))) {
+                        int rc, steps = 0;
+                        while ((rc = publish(s, &g)) == 1 && ++steps < 4)
+                                ;
+                        retry_at = rc < 0 ? gp_mono_ms() + RETRY_MS : 0;
+                }
+
+                pthread_mutex_lock(&s->lock);
+                s->done = posted;
+                pthread_cond_broadcast(&s->cond);
+        }
+        pthread_mutex_unlock(&s->lock);
+        free(st);
+        return NULL;
+}
+
+gp_status_t *gp_status_new(const gp_conf_t *conf, gp_err_t *err) {
+        gp_status_t *s = calloc(1, sizeof(*s));
+        if (!s) {
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
+                return NULL;
+        }
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->cond, NULL);
+        if (!(s->ctl = gp_ctl_new_conf(conf, err)))
+                goto fail;
+        if (pthread_create(&s->thread, NULL, run, s)) {
+                gp_err_set(err, GP_ERR_FAIL, "status writer: cannot start its thread");
+                goto fail;
+        }
+        s->started = true;
+        return s;
+fail:
+        gp_status_destroy(s);
+        return NULL;
+}
+
+void gp_status_destroy(gp_status_t *s) {
+        if (!s)
+                return;
+        if (s->started) {
+                pthread_mutex_lock(&s->lock);
+                s->quit = true;
+                pthread_cond_broadcast(&s->cond);
+                pthread_mutex_unlock(&s->lock);
+                pthread_join(s->thread, NULL);
+        }
+        gp_ctl_destroy(s->ctl);
+        pthread_cond_destroy(&s->cond);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+}
+
+void gp_status_post(gp_status_t *s, const gp_kv_t *kv, size_t n) {
+        pthread_mutex_lock(&s->lock);
+        s->st.n = n < MAX_KEYS ? n : MAX_KEYS;
+        for (size_t i = 0; i < s->st.n; i++) {
+                s->st.key[i] = kv[i].key;
+                snprintf(s->st.value[i], VALUE_MAX, "%s", kv[i].value ? kv[i].value : "");
+        }
+        s->st_new = true;
+        s->posted++;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+}
+
+void gp_status_committed(gp_status_t *s, const gp_gate_t *committed) {
+        const gp_gate_t *a = committed, *b = &s->gate;
+        pthread_mutex_lock(&s->lock);
+        /* Every commit bumps seq; only a change of decisions is news. */
+        if (!s->have_gate || a->phase != b->phase || a->old_c != b->old_c ||
+            a->new_c != b->new_c || a->cutoff != b->cutoff) {
+                s->gate = *committed;
+                s->have_gate = s->gate_new = true;
+                s->posted++;
+                pthread_cond_broadcast(&s->cond);
+        } else
+                s->gate = *committed;
+        pthread_mutex_unlock(&s->lock);
+}
+
+int gp_status_flush(gp_status_t *s, int64_t wait_ms) {
+        int rc = 0;
+        struct timespec ts;
+        to_timespec(wait_ms, &ts);
+        pthread_mutex_lock(&s->lock);
+        uint64_t want = s->posted;
+        while (s->done < want && !s->quit && rc != ETIMEDOUT)
+                rc = pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+        rc = s->done >= want ? 0 : -1;
+        pthread_mutex_unlock(&s->lock);
+        return rc;
+}

@@ -1,0 +1,42 @@
+/* proxy/control/status.h: the proxy's writes to the control map, on a thread of
+ * their own so the loop never waits for the API server or the file: the
+ * status keys (gate-proxy.*) and the publication of committed decisions
+ * (docs/DESIGN.md, The ConfigMap protocol).
+ *
+ * The thread has its own control handle on the same map (for the API
+ * server: its own client and watch). The loop hands it, between
+ * transactions, the newest status and the committed gate state; the thread
+ * publishes what that state has decided and the map does not show yet,
+ * decided on the newest map it has read (a write is compare-and-set, and
+ * dropped when the map has moved on to another transition). Newest wins:
+ * a status not yet written is replaced by a newer one. */
+#ifndef GP_PROXY_CONTROL_STATUS_H
+#define GP_PROXY_CONTROL_STATUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gate/gate.h"
+#include "k8s/configmap.h"
+#include "proxy/conf/conf.h"
+
+typedef struct gp_status gp_status_t;
+
+/* The handle on conf's control map and the thread. NULL with err. */
+gp_status_t *gp_status_new(const gp_conf_t *conf, gp_err_t *err);
+/* Stops the thread (a write under way ends first; what is still waiting
+ * is not written: see gp_status_flush). */
+void gp_status_destroy(gp_status_t *s);
+/* Status keys to write (copied; keys must be static strings). */
+void gp_status_post(gp_status_t *s, const gp_kv_t *kv, size_t n);
+/* The committed gate state, whose decisions are published. */
+void gp_status_committed(gp_status_t *s, const gp_gate_t *committed);
+/* Waits until what was posted before has been written (or has failed),
+ * at most wait_ms. 0, or -1 on timeout. */
+int gp_status_flush(gp_status_t *s, int64_t wait_ms);
+/* Writes so far by outcome: written, dropped, not written (map invalid or
+ * missing), failed. */
+#define GP_MAP_WRITES 5 /* written, dropped, invalid, error; conflicts */
+void gp_status_writes(gp_status_t *s, uint64_t out[GP_MAP_WRITES]);
+
+#endif

@@ -1,0 +1,86 @@
+/* proxy/loop/clients.c: librdkafka client configuration (proxy/loop/clients.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy/loop/clients.h"
+#include "proxy/base/log.h"
+
+bool gp_client_user_set(const gp_conf_t *conf, const char *role, const char *key) {
+        size_t rl = strlen(role);
+        for (int i = 0; i < conf->n_kafka; i++) {
+                const char *k = conf->kafka[i].key;
+                if (!strncmp(k, role, rl) && k[rl] == '.')
+                        k += rl + 1;
+                if (!strcmp(k, key))
+                        return true;
+        }
+        return false;
+}
+
+void gp_client_set(rd_kafka_conf_t *kc, const char *k, const char *v, gp_err_t *err,
+                   int *bad) {
+        if (*bad)
+                return;
+        char why[512];
+        if (rd_kafka_conf_set(kc, k, v, why, sizeof why) != RD_KAFKA_CONF_OK) {
+                gp_err_set(err, GP_ERR_INVALID, "%s", why);
+                *bad = 1;
+        }
+}
+
+long long gp_client_conf_ll(rd_kafka_conf_t *kc, const char *key) {
+        char v[32];
+        size_t n = sizeof v;
+        return rd_kafka_conf_get(kc, key, v, &n) == RD_KAFKA_CONF_OK ? strtoll(v, NULL, 10) : 0;
+}
+
+static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
+        (void)rk;
+        gp_log_level_t l = level <= 3 ? GP_LOG_ERROR : level <= 4 ? GP_LOG_WARN
+                                                     : level <= 6 ? GP_LOG_INFO
+                                                                  : GP_LOG_DEBUG;
+        gp_log(l, "librdkafka %s: %s", fac, buf);
+}
+
+rd_kafka_conf_t *gp_client_conf(const gp_conf_t *conf, const char *role, gp_err_t *err) {
+        rd_kafka_conf_t *kc = rd_kafka_conf_new();
+        int bad = 0;
+        size_t rl = strlen(role);
+        if (!kc) {
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
+                return NULL;
+        }
+        for (const gp_kafka_default_t *d = gp_bounded_defaults; d->key && !bad; d++) {
+                if (strcmp(d->role, role) || gp_client_user_set(conf, role, d->key) ||
+                    /* fetch.max.bytes may not be below message.max.bytes */
+                    (!strcmp(d->key, "fetch.max.bytes") &&
+                     gp_client_user_set(conf, role, "message.max.bytes")))
+                        continue;
+                gp_client_set(kc, d->key, d->value, err, &bad);
+        }
+        for (int i = 0; i < conf->n_kafka && !bad; i++) {
+                const char *k = conf->kafka[i].key;
+                if (!strncmp(k, "producer.", 9) || !strncmp(k, "consumer.", 9)) {
+                        if (strncmp(k, role, rl) || k[rl] != '.')
+                                continue;
+                        k += rl + 1;
+                }
+                gp_client_set(kc, k, conf->kafka[i].value, err, &bad);
+        }
+        if (bad) {
+                gp_err_prefix(err, "kafka.*");
+                rd_kafka_conf_destroy(kc);
+                return NULL;
+        }
+        rd_kafka_conf_set_log_cb(kc, log_cb);
+        return kc;
+}
+
+rd_kafka_t *gp_client_new(rd_kafka_type_t type, rd_kafka_conf_t *kc, gp_err_t *err) {
+        char why[512];
+        rd_kafka_t *rk = rd_kafka_new(type, kc, why, sizeof why);
+        if (!rk)
+                gp_err_set(err, GP_ERR_KAFKA, "%s", why);
+        return rk;
+}

@@ -1,0 +1,29 @@
+/* proxy/loop/clients.h: librdkafka client configuration from gate-proxy's
+ * configuration: kafka.X for every client, kafka.producer.X and
+ * kafka.consumer.X for one role, over gate-proxy's bounded queues
+ * (gp_bounded_defaults); and the log callback every client uses. */
+#ifndef GP_PROXY_LOOP_CLIENTS_H
+#define GP_PROXY_LOOP_CLIENTS_H
+
+#include <stdbool.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "proxy/conf/conf.h"
+
+/* A configuration for role ("producer" or "consumer") with the log
+ * callback set; NULL with err ("kafka.*: ...") when librdkafka refuses a
+ * key. */
+rd_kafka_conf_t *gp_client_conf(const gp_conf_t *conf, const char *role, gp_err_t *err);
+/* rd_kafka_new; on a refusal NULL with GP_ERR_KAFKA (kc is then still the
+ * caller's). */
+rd_kafka_t *gp_client_new(rd_kafka_type_t type, rd_kafka_conf_t *kc, gp_err_t *err);
+/* Sets k=v unless *bad; sets *bad (err says why, GP_ERR_INVALID) when
+ * refused. */
+void gp_client_set(rd_kafka_conf_t *kc, const char *k, const char *v, gp_err_t *err, int *bad);
+/* Did the configuration set key for role (kafka.KEY or kafka.ROLE.KEY)? */
+bool gp_client_user_set(const gp_conf_t *conf, const char *role, const char *key);
+/* A numeric property of kc, 0 if unset or not a number. */
+long long gp_client_conf_ll(rd_kafka_conf_t *kc, const char *key);
+
+#endif

@@ -1,0 +1,175 @@
+/* proxy/loop/internal.h: the parts of one running pipeline, shared by the
+ * files that make up proxy/loop/proxy.h's gp_proxy_t (docs/DESIGN.md, The data
+ * path). Not an API: only proxy/ includes it.
+ *
+ *   proxy.c     the loop: windows, the boundary between them, periodic tasks
+ *   setup.c     the clients and threads of gp_proxy_new, and their end
+ *   topics.c    source, colour and dead-letter topics; partition discovery
+ *   restore.c   assignment, the checkpoint read at start and written per commit
+ *   delivery.c  exactly-once and at-least-once: begin, commit, abort
+ *   record.c    one record: event time, route, produce; the dead-letter topic
+ *   status.c    status and publication, on their own thread
+ *   http.c      /metrics and the probes, on libmicrohttpd's thread
+ *   drain.c     the drain check, on its own thread */
+#ifndef GP_PROXY_LOOP_INTERNAL_H
+#define GP_PROXY_LOOP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "gate/avro.h"
+#include "gate/extract.h"
+#include "gate/gate.h"
+#include "proxy/control/ctl.h"
+#include "proxy/loop/drainer.h"
+#include "proxy/loop/fetchwake.h"
+#include "proxy/loop/proxy.h"
+#include "proxy/schema/registry.h"
+#include "proxy/control/status.h"
+
+/* What one source partition has: the gate's state, the next offset to
+ * read, and one past the last record this process wrote to the same
+ * partition of each colour topic (delivery reports; -1: none; kept only
+ * with a drain group, gate.drain.group.*). */
+typedef struct gp_pstate {
+        gp_part_t st;
+        int64_t pos;
+        int64_t wrote[2];
+} gp_pstate_t;
+
+/* Working and committed: done = work on commit, work = done on rewind.
+ * hold: the partition waits for the registry's answer on schema hold_id
+ * (paused, its position back at the record that needs it); outside work
+ * and done, since a rewind does not answer it. */
+typedef struct gp_pslot {
+        gp_pstate_t work, done;
+        bool hold;
+        uint32_t hold_id;
+} gp_pslot_t;
+
+typedef struct gp_tslot {
+        char *name;
+        char out_name[2][256];
+        rd_kafka_topic_t *out[2]; /* producer handles: blue, green */
+        rd_kafka_topic_t *in;     /* the consumer's handle (pointer identity) */
+        int n;                    /* partitions assigned */
+        int out_n[2];             /* partitions of the colour topics */
+        gp_pslot_t *parts;
+        char held[512];           /* why new partitions are held, "" if none */
+        int64_t held_logged;      /* mono ms of the last log of held */
+} gp_tslot_t;
+
+/* The outcome of a transactional step. */
+typedef enum { GP_TX_OK = 0, GP_TX_ABORT, GP_TX_FATAL } gp_txres_t;
+
+/* One delivery mode (delivery.c). begin opens a window, commit makes what
+ * it produced and the offsets in l durable together (or in that order),
+ * abort drops what it produced. */
+typedef struct gp_delivery {
+        const char *name;
+        gp_txres_t (*begin)(gp_proxy_t *p);
+        gp_txres_t (*commit)(gp_proxy_t *p, rd_kafka_topic_partition_list_t *l);
+        gp_txres_t (*abort)(gp_proxy_t *p);
+} gp_deliver_ops_t;
+
+extern const gp_deliver_ops_t gp_delivery_eos, gp_delivery_alo;
+
+struct gp_proxy {
+        const gp_conf_t *conf;
+        gp_gate_conf_t gconf;
+        gp_extract_t ex;
+        gp_avro_t avro_local;  /* gate.avro.schema compiled; n_nodes 0: none */
+        gp_registry_t *reg;    /* schema.registry.url; NULL: none */
+        int n_hold;            /* partitions held for a schema (gp_pslot_t.hold) */
+        rd_kafka_t *prod, *cons;
+        rd_kafka_queue_t *queue;
+        gp_fetchwake_t *wake; /* NULL: librdkafka's own fetch pacing */
+        rd_kafka_consumer_group_metadata_t *cgmd;
+        rd_kafka_topic_t *dlq;
+        int dlq_n;
+        gp_ctl_t *ctl;         /* the loop's: read between transactions, never written */
+        const gp_deliver_ops_t *dv;
+        bool eos;
+
+        gp_tslot_t *topics;
+        int n_topics;
+        gp_part_t **pptrs; /* every partition's working state, for the gate */
+        size_t n_pptrs;
+
+        gp_gate_t gate, cgate; /* working and committed decisions */
+        bool need_commit;
+        atomic_int stop; /* set by gp_proxy_stop: a signal handler or another thread */
+
+        int64_t next_ctl_warn;
+        int64_t next_ctl_check; /* inside a transaction window */
+        int ctl_pending;        /* a poll result seen inside the window */
+        char last_refusal[256];
+        char ctl_error[512]; /* the control-map error last logged */
+        gp_wm_view_t wv;     /* the watermark of the last boundary */
+
+        uint64_t dr_errors; /* at-least-once: failed deliveries since the last commit */
+        gp_drainer_t *drain;      /* the drain check; NULL: no drain group */
+        gp_drain_target_t *drain_t; /* the old colour's targets, one per partition */
+        gp_status_t *status;    /* writes status and decisions to the map */
+        gp_wcount_t win;        /* the open window's counts */
+        uint64_t win_dlq[GP_DLQ_REASONS];
+        gp_lag_t *lags;         /* per partition, under lock; n_pptrs of them */
+        size_t n_lags;
+        char drain_warning[400]; /* gate-proxy.warning: a colour without a drain check */
+        int64_t txn_begin;      /* gp_mono_ms() when the open window began, -1: none */
+        int64_t txn_timeout_ms; /* the producer's effective transaction.timeout.ms */
+
+        pthread_mutex_t lock; /* guards stats, kstats */
+        /* The last librdkafka statistics (JSON) of the producer [0] and
+         * the consumer [1], with http.listen; freed by rd_kafka_mem_free. */
+        char *kstats[2];
+        gp_stats_t stats;
+};
+
+/* proxy.c: the loop is alive (for /livez), also while it waits on Kafka. */
+void gp_proxy_beat(gp_proxy_t *p);
+
+/* topics.c */
+gp_errcode_t gp_topics_setup(gp_proxy_t *p, gp_err_t *err);
+void gp_topics_discover(gp_proxy_t *p);
+gp_tslot_t *gp_topics_slot(gp_proxy_t *p, rd_kafka_topic_t *rkt);
+
+/* restore.c */
+int gp_assign_all(gp_proxy_t *p);
+gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err);
+rd_kafka_topic_partition_list_t *gp_checkpoint_list(gp_proxy_t *p, const gp_gate_t *g);
+
+/* delivery.c: begin a window, commit it (offsets and checkpoints; on
+ * success the committed state becomes the working one's), abort it (and
+ * rewind consumer and gate to the last commit); the state after a commit
+ * or at start; the exit code for a fatal producer error. */
+gp_txres_t gp_delivery_begin(gp_proxy_t *p);
+gp_txres_t gp_delivery_commit(gp_proxy_t *p);
+gp_txres_t gp_delivery_abort(gp_proxy_t *p);
+void gp_delivery_committed(gp_proxy_t *p);
+int gp_delivery_exit_code(gp_proxy_t *p);
+
+/* setup.c: librdkafka's statistics callback (opaque: the proxy). */
+int gp_kafka_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque);
+
+/* record.c */
+int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t now,
+                     int64_t mono);
+/* With a registry: m's schema is not in the cache, so its partition is
+ * now held (paused, back at m) and the registry's thread asked for it:
+ * true, m and the rest of that partition's batch are not handled. */
+bool gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t mono);
+/* Takes the registry's answers and resumes the partitions they release;
+ * keeps held partitions from counting as idle. -1: an answer was
+ * registry-unavailable with schema.registry.on-failure=exit. */
+int gp_record_release(gp_proxy_t *p, int64_t now, int64_t mono);
+/* Pauses the held partitions again (after an assignment). */
+void gp_record_hold_again(gp_proxy_t *p);
+void gp_record_delivered(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
+
+#endif

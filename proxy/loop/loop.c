@@ -1,0 +1,481 @@
+/* proxy/loop/loop.c: the gate-proxy loop (docs/DESIGN.md, The data path).
+ *
+ *   between windows, the periodic tasks: read the control map, compute the
+ *     watermark, let the gate decide (T, the close); discover partitions;
+ *     hand the status to its thread;
+ *   one window: consume up to gate.commit.records records or for
+ *     gate.commit.interval.ms, route each, produce it to the same
+ *     partition of its colour topic; then commit it with the offsets, each
+ *     carrying the gate checkpoint (proxy/loop/delivery.c). An abortable error
+ *     aborts, rewinds the consumer and the gate to the last commit, and
+ *     goes on.
+ *
+ * The loop's only blocking calls are Kafka's: status and publication
+ * (proxy/control/status.c) and the drain check (proxy/loop/drainer.c) run on threads of
+ * their own and are handed results between windows; the control map is
+ * read from the watch thread's copy or a local file. The consumer assigns
+ * itself every partition (no group membership); the group id only names
+ * where offsets and checkpoints are committed. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/control.h"
+#include "gate/timeparse.h"
+#include "proxy/base/fault.h"
+#include "proxy/loop/internal.h"
+#include "proxy/base/log.h"
+
+#define BATCH 1024
+/* Longest wait for a batch to fill: a record that arrives alone is produced
+ * within this, not at the end of the window (make bench's latency runs). A
+ * full batch returns at once. */
+#define GP_WAIT_MS 5
+/* Longest wait at a stop for the last status and decisions to be written. */
+#define FLUSH_MS 10000
+
+/* ---- tasks between windows -------------------------------------------- */
+
+/* gate-proxy.error: the first of a bad control map, a refused request,
+ * held partitions; "" when all is well. Each source keeps its own, so one
+ * clearing does not hide another. */
+static const char *current_error(const gp_proxy_t *p) {
+        if (p->ctl_error[0])
+                return p->ctl_error;
+        if (p->last_refusal[0])
+                return p->last_refusal;
+        for (int i = 0; i < p->n_topics; i++)
+                if (p->topics[i].held[0])
+                        return p->topics[i].held;
+        return "";
+}
+
+/* Task: the status keys, handed to the status thread. */
+/* Each partition's lag from the consumer's cached end offsets (no
+ * request: librdkafka keeps them from its fetches). */
+static void update_lags(gp_proxy_t *p) {
+        pthread_mutex_lock(&p->lock);
+        if (p->n_lags < p->n_pptrs) {
+                gp_lag_t *nl = realloc(p->lags, p->n_pptrs * sizeof(*nl));
+                if (!nl) {
+                        pthread_mutex_unlock(&p->lock);
+                        return;
+                }
+                p->lags = nl;
+        }
+        size_t n = 0;
+        for (int t = 0; t < p->n_topics; t++)
+                for (int i = 0; i < p->topics[t].n && n < p->n_pptrs; i++) {
+                        int64_t lo = -1, hi = -1, at = p->topics[t].parts[i].done.pos;
+                        if (rd_kafka_get_watermark_offsets(p->cons, p->topics[t].name, i, &lo,
+                                                           &hi) || hi < 0)
+                                hi = at;
+                        p->lags[n++] = (gp_lag_t){p->topics[t].name, i,
+                                                  at >= 0 && hi > at ? hi - at : 0};
+                }
+        p->n_lags = n;
+        pthread_mutex_unlock(&p->lock);
+}
+
+size_t gp_proxy_lags(gp_proxy_t *p, gp_lag_t *out, size_t max) {
+        pthread_mutex_lock(&p->lock);
+        size_t n = p->n_lags < max ? p->n_lags : max;
+        if (n)
+                memcpy(out, p->lags, n * sizeof(*out));
+        n = p->n_lags;
+        pthread_mutex_unlock(&p->lock);
+        return n;
+}
+
+void gp_proxy_map_writes(gp_proxy_t *p, uint64_t out[GP_MAP_WRITES]) {
+        gp_status_writes(p->status, out);
+}
+
+static void status_task(gp_proxy_t *p, int64_t now) {
+        const gp_wm_view_t *wv = &p->wv;
+        update_lags(p);
+        char v[12][40], hb[40];
+        gp_stats_t s;
+        gp_proxy_stats(p, &s);
+        snprintf(v[0], 40, "%s", gp_phase_name(p->cgate.phase));
+        snprintf(v[1], 40, "%s->%s", gp_colour_upper(p->cgate.old_c),
+                 gp_colour_upper(p->cgate.new_c));
+        if (p->cgate.cutoff == GP_TS_NONE)
+                v[2][0] = '\0';
+        else
+                snprintf(v[2], 40, "%" PRId64, p->cgate.cutoff);
+        if (wv->wm == GP_TS_NONE)
+                v[3][0] = '\0';
+        else
+                snprintf(v[3], 40, "%" PRId64, wv->wm);
+        snprintf(v[4], 40, "%" PRIu64, s.n[0]);
+        snprintf(v[5], 40, "%" PRIu64, s.n[1]);
+        snprintf(v[6], 40, "%" PRIu64, s.n[2]);
+        snprintf(v[7], 40, "%" PRIu64, s.late);
+        snprintf(v[8], 40, "%" PRIu64, s.aborted_routed);
+        int64_t dl =
+                p->cgate.phase != GP_PHASE_SPLIT ? -1 : gp_drainer_lag(p->drain, p->cgate.old_c);
+        if (dl < 0)
+                v[9][0] = '\0';
+        else
+                snprintf(v[9], 40, "%" PRId64, dl);
+        gp_time_format(now, hb, sizeof(hb));
+        gp_kv_t kv[] = {
+                {GP_KEY_PHASE, v[0]},          {GP_KEY_TRANSITION, v[1]},
+                {GP_KEY_CUTOFF, v[2]},         {GP_KEY_WATERMARK, v[3]},
+                {GP_KEY_COUNT_BLUE, v[4]},     {GP_KEY_COUNT_GREEN, v[5]},
+                {GP_KEY_COUNT_DLQ, v[6]},      {GP_KEY_COUNT_LATE, v[7]},
+                {GP_KEY_ABORTED_ROUTED, v[8]}, {GP_KEY_ERROR, current_error(p)},
+                {GP_KEY_HEARTBEAT, hb},        {GP_KEY_WARNING, p->drain_warning},
+                {GP_KEY_DRAIN_LAG, v[9]},
+        };
+        gp_status_post(p->status, kv, sizeof(kv) / sizeof(kv[0]));
+}
+
+/* Is the old side drained? Asks the drain thread with what is
+ * committed to the old colour now; its answer counts only for these
+ * targets (proxy/loop/drainer.h). */
+static bool drained(gp_proxy_t *p) {
+        gp_colour_t old = p->gate.old_c;
+        size_t n = 0;
+        for (int t = 0; t < p->n_topics; t++)
+                for (int i = 0; i < p->topics[t].n; i++)
+                        p->drain_t[n++] = (gp_drain_target_t){
+                                p->topics[t].out_name[old], i,
+                                p->topics[t].parts[i].done.wrote[old]};
+        return gp_drainer_ask(p->drain, old, p->drain_t, n);
+}
+
+static void refused(gp_proxy_t *p, int reason) {
+        pthread_mutex_lock(&p->lock);
+        p->stats.refusals[reason]++;
+        pthread_mutex_unlock(&p->lock);
+}
+
+/* Task, at every boundary: the control map, the watermark, the gate's
+ * decisions (T, the close). */
+static void control_task(gp_proxy_t *p, int64_t now) {
+        gp_wm_view_t *wv = &p->wv;
+        int rc = p->ctl_pending ? p->ctl_pending : gp_ctl_poll(p->ctl, false);
+        p->ctl_pending = 0;
+        const char *cerr = gp_ctl_error(p->ctl);
+        if (rc < 0 && strcmp(p->ctl_error, cerr)) {
+                gp_warn("control map invalid, keeping the last good state: %s", cerr);
+                gp_errcode_t code = gp_ctl_error_code(p->ctl);
+                refused(p, code == GP_ERR_INVALID     ? GP_REF_INVALID
+                           : code == GP_ERR_NOT_FOUND ? GP_REF_MISSING
+                           : code == GP_ERR_TRANSPORT ? GP_REF_UNREACHABLE
+                           : code == GP_ERR_DENIED    ? GP_REF_DENIED
+                                                      : GP_REF_ERROR);
+        } else if (rc >= 0 && p->ctl_error[0])
+                gp_info("control map valid again");
+        snprintf(p->ctl_error, sizeof(p->ctl_error), "%s", rc < 0 ? cerr : "");
+        const gp_control_t *ctl = gp_ctl_current(p->ctl);
+
+        gp_gate_watermark((const gp_part_t *const *)p->pptrs, p->n_pptrs, &p->gconf, now, wv);
+        if (gp_drainer_has(p->drain, p->gate.old_c) &&
+            gp_gate_close_due(&p->gate, wv, &p->gconf, now))
+                wv->drained = drained(p);
+        int held = 0;
+        for (int i = 0; i < p->n_topics; i++)
+                held += p->topics[i].held[0] != '\0';
+        pthread_mutex_lock(&p->lock);
+        p->stats.wm = wv->wm;
+        p->stats.beat_mono = gp_mono_ms();
+        p->stats.ctl_valid = rc >= 0;
+        p->stats.held = held;
+        pthread_mutex_unlock(&p->lock);
+
+        gp_step_t st;
+        gp_gate_t before = p->gate;
+        if (gp_gate_step(&p->gate, p->pptrs, p->n_pptrs, ctl, wv, &p->gconf, now, &st)) {
+                p->need_commit = true;
+                if (st.events & GP_EV_TRANSITION)
+                        gp_info("transition %s -> %s requested: routing all to %s until the "
+                                "cutoff is chosen", gp_colour_name(p->gate.old_c),
+                                gp_colour_name(p->gate.new_c), gp_colour_name(p->gate.old_c));
+                if (st.events & GP_EV_CUTOFF)
+                        gp_info("cutoff chosen: T=%" PRId64 " (W=%" PRId64 ", highest routed "
+                                "%" PRId64 ", delay %" PRId64 " ms)", p->gate.cutoff,
+                                wv->wm == GP_TS_NONE ? -1 : wv->wm,
+                                wv->hi_max == GP_TS_NONE ? -1 : wv->hi_max, ctl->delay_ms);
+                if (st.events & GP_EV_FORCED)
+                        gp_warn("the map says %s before the proxy closed the old side: "
+                                "closing now; records with ts < T go to %s as late",
+                                gp_stage_name(ctl->stage), gp_colour_name(p->gate.new_c));
+                else if (st.events & GP_EV_CLOSED)
+                        gp_info("old side %s closed: W=%" PRId64 " >= T + lateness (or idle); "
+                                "all records now go to %s", gp_colour_name(p->gate.old_c),
+                                wv->wm == GP_TS_NONE ? -1 : wv->wm,
+                                gp_colour_name(p->gate.new_c));
+                if (st.events & GP_EV_ABORTED)
+                        gp_warn("transition %s -> %s aborted: all records go to %s",
+                                gp_colour_name(before.old_c), gp_colour_name(before.new_c),
+                                gp_colour_name(p->gate.new_c));
+                if (st.events & GP_EV_OWNER)
+                        gp_info("first deployment: all records go to %s",
+                                gp_colour_name(p->gate.new_c));
+        }
+        if (st.events & GP_EV_REFUSED) {
+                if (strcmp(p->last_refusal, st.err)) {
+                        gp_warn("request refused, routing unchanged: %s", st.err);
+                        refused(p, GP_REF_REQUEST);
+                        snprintf(p->last_refusal, sizeof(p->last_refusal), "%s", st.err);
+                }
+        } else
+                p->last_refusal[0] = '\0';
+}
+
+/* Task: partitions that appeared (gate.discovery.interval.ms). */
+static void discovery_task(gp_proxy_t *p, int64_t now) {
+        (void)now;
+        gp_topics_discover(p);
+}
+
+/* What runs between windows, each at most once per interval (0: every
+ * boundary), in this order, as redis's serverCron runs its jobs. */
+typedef struct task {
+        void (*run)(gp_proxy_t *p, int64_t now);
+        int64_t (*interval_ms)(const gp_conf_t *conf);
+        int64_t next; /* mono ms */
+} task_t;
+
+static int64_t every_boundary(const gp_conf_t *c) {
+        (void)c;
+        return 0;
+}
+static int64_t discovery_ms(const gp_conf_t *c) {
+        return c->discovery_ms;
+}
+static int64_t status_ms(const gp_conf_t *c) {
+        return c->status_interval_ms;
+}
+
+static void run_tasks(gp_proxy_t *p, task_t *tasks, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                int64_t mono = gp_mono_ms();
+                if (mono < tasks[i].next)
+                        continue;
+                tasks[i].run(p, gp_now_ms());
+                tasks[i].next = mono + tasks[i].interval_ms(p->conf);
+        }
+}
+
+/* ---- one window ------------------------------------------------------- */
+
+/* Why a window ended. */
+typedef enum {
+        WIN_FULL,    /* gate.commit.records */
+        WIN_TIME,    /* gate.commit.interval.ms */
+        WIN_STOP,    /* stopping */
+        WIN_CONTROL, /* a new valid control map: decide on it now */
+        WIN_ABORT,   /* an abortable error */
+        WIN_FATAL,
+} win_end_t;
+
+/* One window: begun at its first record (at once when a decision must be
+ * checkpointed); *open says whether it began, so whether it must be
+ * committed: the one commit rule of both delivery modes. */
+static win_end_t window(gp_proxy_t *p, rd_kafka_message_t **msgs, bool *open) {
+        int64_t count = 0, deadline = gp_mono_ms() + p->conf->commit_interval_ms;
+        gp_txres_t r = GP_TX_OK;
+        win_end_t end = WIN_TIME;
+        *open = false;
+        if (p->need_commit) {
+                r = gp_delivery_begin(p);
+                *open = r == GP_TX_OK;
+        }
+        while (r == GP_TX_OK) {
+                int64_t left = deadline - gp_mono_ms();
+                if (p->stop) {
+                        end = WIN_STOP;
+                        break;
+                }
+                if (count >= p->conf->commit_records) {
+                        end = WIN_FULL;
+                        break;
+                }
+                if (left <= 0)
+                        break;
+                size_t want = (size_t)(p->conf->commit_records - count);
+                ssize_t got = rd_kafka_consume_batch_queue(
+                        p->queue, (int)(left < GP_WAIT_MS ? left : GP_WAIT_MS), msgs,
+                        want < BATCH ? want : BATCH);
+                gp_fetchwake_after(p->wake, msgs, got);
+                int64_t now = gp_now_ms(), bmono = gp_mono_ms();
+                /* Schemas the registry's thread has fetched: their
+                 * partitions go on. */
+                if (p->reg && gp_record_release(p, now, bmono))
+                        r = GP_TX_FATAL;
+                for (ssize_t i = 0; i < got; i++) {
+                        rd_kafka_message_t *m = msgs[i];
+                        gp_tslot_t *t;
+                        if (r != GP_TX_OK || m->err || !(t = gp_topics_slot(p, m->rkt)) ||
+                            m->partition >= t->n ||
+                            m->offset < t->parts[m->partition].work.pos ||
+                            t->parts[m->partition].hold ||
+                            (p->reg && gp_record_hold(p, t, m, bmono))) {
+                                if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+                                        gp_log_at(GP_LOG_WARN,
+                                                  m->rkt ? rd_kafka_topic_name(m->rkt) : NULL,
+                                                  m->partition, "consume: %s",
+                                                  rd_kafka_message_errstr(m));
+                                rd_kafka_message_destroy(m);
+                                continue;
+                        }
+                        if (!*open) {
+                                r = gp_delivery_begin(p);
+                                *open = r == GP_TX_OK;
+                        }
+                        if (r == GP_TX_OK) {
+                                GP_FAULT("before-produce");
+                                if (gp_record_handle(p, t, m, now, bmono))
+                                        r = GP_TX_ABORT;
+                                count++;
+                        }
+                        rd_kafka_message_destroy(m);
+                }
+                rd_kafka_poll(p->prod, 0);
+                /* A changed control map ends the window early, so it applies
+                 * within ~100 ms even with a long gate.commit.interval.ms.
+                 * Only a new valid map ends it: a map that stays invalid
+                 * changes nothing here. */
+                if (r == GP_TX_OK && gp_mono_ms() >= p->next_ctl_check) {
+                        p->next_ctl_check = gp_mono_ms() + 100;
+                        if ((p->ctl_pending = gp_ctl_poll(p->ctl, false)) == 1) {
+                                end = WIN_CONTROL;
+                                break;
+                        }
+                }
+        }
+        return r == GP_TX_ABORT ? WIN_ABORT : r == GP_TX_FATAL ? WIN_FATAL : end;
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+void gp_proxy_beat(gp_proxy_t *p) {
+        pthread_mutex_lock(&p->lock);
+        p->stats.beat_mono = gp_mono_ms();
+        pthread_mutex_unlock(&p->lock);
+}
+
+/* kafka.bootstrap.servers (or metadata.broker.list) as configured. */
+static const char *brokers(const gp_conf_t *conf) {
+        for (int i = 0; i < conf->n_kafka; i++)
+                if (!strcmp(conf->kafka[i].key, "bootstrap.servers") ||
+                    !strcmp(conf->kafka[i].key, "metadata.broker.list"))
+                        return conf->kafka[i].value;
+        return "?";
+}
+
+/* Waits until a broker answers, saying once per change which cannot be
+ * reached; false when stopped meanwhile. */
+static bool reach_brokers(gp_proxy_t *p) {
+        char said[512] = "";
+        while (!p->stop) {
+                gp_proxy_beat(p);
+                const struct rd_kafka_metadata *md = NULL;
+                rd_kafka_resp_err_t e = rd_kafka_metadata(p->cons, 0, NULL, &md, 500);
+                if (!e) {
+                        rd_kafka_metadata_destroy(md);
+                        if (said[0])
+                                gp_info("Kafka brokers reachable again at %s", brokers(p->conf));
+                        return true;
+                }
+                if (strcmp(said, rd_kafka_err2str(e))) {
+                        gp_error("cannot reach the Kafka brokers at %s (kafka.bootstrap.servers): "
+                                 "%s; retrying (SIGTERM stops)",
+                                 brokers(p->conf), rd_kafka_err2str(e));
+                        snprintf(said, sizeof(said), "%s", rd_kafka_err2str(e));
+                }
+        }
+        return false;
+}
+
+int gp_proxy_run(gp_proxy_t *p) {
+        gp_err_t err;
+        int code = GP_EXIT_OK;
+        task_t tasks[] = {
+                {control_task, every_boundary, 0},
+                {discovery_task, discovery_ms, gp_mono_ms() + p->conf->discovery_ms},
+                {status_task, status_ms, 0},
+        };
+        p->wv = (gp_wm_view_t){.wm = GP_TS_NONE};
+        gp_info("gate-proxy %s (librdkafka %s): pipeline %s, brokers %s, control %s, %s, "
+                "event time %s", GP_VERSION, rd_kafka_version_str(), p->conf->pipeline,
+                brokers(p->conf), gp_ctl_describe(p->ctl), p->dv->name, p->conf->event_time);
+
+        /* 1. A valid control map first: consume nothing without one. */
+        while (!p->stop && (gp_proxy_beat(p), gp_ctl_poll(p->ctl, true) < 0)) {
+                if (gp_mono_ms() >= p->next_ctl_warn) {
+                        gp_warn("waiting for a valid control map: %s", gp_ctl_error(p->ctl));
+                        p->next_ctl_warn = gp_mono_ms() + 5000;
+                }
+                rd_kafka_poll(p->prod, 200);
+        }
+        if (p->stop)
+                return GP_EXIT_OK;
+
+        /* 2. Brokers, topics, transactions, checkpoint, assignment. */
+        if (!reach_brokers(p))
+                return GP_EXIT_OK;
+        if (gp_topics_setup(p, &err)) {
+                gp_error("%s", err.msg);
+                /* A topic missing or too small; anything else (metadata
+                 * that did not come, no memory) is worth a restart. */
+                return err.code == GP_ERR_NOT_FOUND || err.code == GP_ERR_INVALID
+                               ? GP_EXIT_TOPICS
+                               : GP_EXIT_FATAL;
+        }
+        if (p->eos) {
+                rd_kafka_error_t *e = rd_kafka_init_transactions(p->prod, GP_KAFKA_WAIT_MS);
+                if (e) {
+                        gp_error("init transactions (transactional.id %s): %s",
+                                 p->conf->transactional_id, rd_kafka_error_string(e));
+                        rd_kafka_error_destroy(e);
+                        return gp_delivery_exit_code(p) == GP_EXIT_FENCED ? GP_EXIT_FENCED
+                                                                          : GP_EXIT_FATAL;
+                }
+        }
+        if (gp_restore(p, gp_ctl_current(p->ctl), &err)) {
+                gp_error("%s", err.msg);
+                return GP_EXIT_STATE;
+        }
+        if (gp_assign_all(p))
+                return GP_EXIT_FATAL;
+        gp_delivery_committed(p);
+        pthread_mutex_lock(&p->lock);
+        p->stats.running = 1;
+        pthread_mutex_unlock(&p->lock);
+        gp_info("routing %d topic(s), %zu partition(s), %s, pipeline %s", p->n_topics,
+                p->n_pptrs, p->dv->name, p->conf->pipeline);
+
+        /* 3. Windows, until stopped with nothing left to checkpoint. */
+        rd_kafka_message_t *msgs[BATCH];
+        while (!p->stop || p->need_commit) {
+                run_tasks(p, tasks, sizeof(tasks) / sizeof(tasks[0]));
+                bool open;
+                win_end_t end = window(p, msgs, &open);
+                gp_txres_t r = end == WIN_ABORT   ? GP_TX_ABORT
+                               : end == WIN_FATAL ? GP_TX_FATAL
+                               : open             ? gp_delivery_commit(p)
+                                                  : GP_TX_OK;
+                if (r == GP_TX_ABORT)
+                        r = gp_delivery_abort(p);
+                if (r == GP_TX_FATAL) {
+                        code = gp_delivery_exit_code(p);
+                        break;
+                }
+        }
+        if (code == GP_EXIT_OK) {
+                /* What the last commit decided, and a last status. */
+                status_task(p, gp_now_ms());
+                if (gp_status_flush(p->status, FLUSH_MS))
+                        gp_warn("the last status and decisions were not written to %s "
+                                "within %d s", gp_ctl_describe(p->ctl), FLUSH_MS / 1000);
+                gp_info("stopped after %" PRIu64 " transactions (%" PRIu64 " fetch wake-ups)",
+                        p->stats.txns, gp_fetchwake_count(p->wake));
+        }
+        return code;
+}

@@ -1,0 +1,128 @@
+/* proxy/loop/restore.c: the consumer's assignment (every partition, no group
+ * membership), the committed offsets and checkpoints read at start, and
+ * the offsets to commit, each carrying its partition's checkpoint
+ * (docs/DESIGN.md, The checkpoint: the truth about decisions made). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/checkpoint.h"
+#include "proxy/loop/internal.h"
+#include "proxy/base/log.h"
+
+static rd_kafka_topic_partition_list_t *positions(gp_proxy_t *p, bool committed) {
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)p->n_pptrs);
+        for (int t = 0; t < p->n_topics; t++)
+                for (int i = 0; i < p->topics[t].n; i++)
+                        rd_kafka_topic_partition_list_add(l, p->topics[t].name, i)->offset =
+                                committed ? p->topics[t].parts[i].done.pos
+                                          : p->topics[t].parts[i].work.pos;
+        return l;
+}
+
+int gp_assign_all(gp_proxy_t *p) {
+        rd_kafka_topic_partition_list_t *l = positions(p, true);
+        rd_kafka_resp_err_t e = rd_kafka_assign(p->cons, l);
+        gp_fetchwake_assigned(p->wake, l);
+        gp_record_hold_again(p);
+        rd_kafka_topic_partition_list_destroy(l);
+        if (e) {
+                gp_error("assign: %s", rd_kafka_err2str(e));
+                return -1;
+        }
+        return 0;
+}
+
+/* Reads the committed offsets and checkpoints of every partition. */
+gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err) {
+        rd_kafka_topic_partition_list_t *l = positions(p, true);
+        rd_kafka_resp_err_t e = rd_kafka_committed(p->cons, l, GP_KAFKA_WAIT_MS);
+        int64_t best_seq = -1, now = gp_now_ms();
+        int restored = 0;
+
+        if (e) {
+                gp_err_set(err, GP_ERR_KAFKA, "reading committed offsets of group %s: %s",
+                           p->conf->group_id, rd_kafka_err2str(e));
+                rd_kafka_topic_partition_list_destroy(l);
+                return GP_ERR_KAFKA;
+        }
+        for (int i = 0; i < l->cnt; i++) {
+                rd_kafka_topic_partition_t *tp = &l->elems[i];
+                gp_tslot_t *t = NULL;
+                for (int k = 0; k < p->n_topics; k++)
+                        if (!strcmp(p->topics[k].name, tp->topic))
+                                t = &p->topics[k];
+                gp_pslot_t *ps = &t->parts[tp->partition];
+                if (tp->err) {
+                        gp_err_set(err, GP_ERR_KAFKA, "committed offset of %s/%d: %s",
+                                   tp->topic, tp->partition, rd_kafka_err2str(tp->err));
+                        goto fail;
+                }
+                if (tp->offset < 0)
+                        continue; /* never committed: keep the fresh start */
+                gp_gate_t g;
+                char derr[200];
+                if (gp_ckpt_decode(tp->metadata, tp->metadata_size, &g, &ps->work.st, derr,
+                                   sizeof(derr))) {
+                        gp_err_set(err, GP_ERR_INVALID,
+                                   "%s/%d: the offset committed for group %s holds no "
+                                   "gate-proxy checkpoint (%s); is another application "
+                                   "using this group? set gate.group.id",
+                                   tp->topic, tp->partition, p->conf->group_id, derr);
+                        goto fail;
+                }
+                ps->work.st.last_wall = now;
+                ps->work.pos = tp->offset;
+                ps->done = ps->work;
+                restored++;
+                for (int d = 0; d < 3; d++)
+                        p->stats.n_base[d] += ps->work.st.n[d];
+                p->stats.late_base += ps->work.st.late;
+                if (g.seq > best_seq) {
+                        best_seq = g.seq;
+                        p->gate = g;
+                }
+        }
+        rd_kafka_topic_partition_list_destroy(l);
+        if (best_seq < 0) {
+                gp_gate_from_control(&p->gate, ctl, now);
+                gp_info("no checkpoint in group %s: starting fresh, phase %s, owner %s",
+                        p->conf->group_id, gp_phase_name(p->gate.phase),
+                        gp_colour_name(gp_gate_owner(&p->gate)));
+        } else {
+                gp_info("restored checkpoint seq %" PRId64 " from %d partitions: phase %s, "
+                        "%s -> %s, T=%" PRId64,
+                        best_seq, restored, gp_phase_name(p->gate.phase),
+                        gp_colour_name(p->gate.old_c), gp_colour_name(p->gate.new_c),
+                        p->gate.cutoff == GP_TS_NONE ? -1 : p->gate.cutoff);
+        }
+        p->cgate = p->gate;
+        return 0;
+fail:
+        rd_kafka_topic_partition_list_destroy(l);
+        return gp_err_code(err);
+}
+
+/* The offsets to commit, each carrying the checkpoint of its partition. */
+rd_kafka_topic_partition_list_t *gp_checkpoint_list(gp_proxy_t *p, const gp_gate_t *g) {
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)p->n_pptrs);
+        char line[GP_CKPT_MAX];
+        for (int t = 0; t < p->n_topics; t++)
+                for (int i = 0; i < p->topics[t].n; i++) {
+                        gp_pslot_t *ps = &p->topics[t].parts[i];
+                        if (ps->work.pos < 0)
+                                continue; /* position unknown: nothing to commit yet */
+                        rd_kafka_topic_partition_t *tp =
+                                rd_kafka_topic_partition_list_add(l, p->topics[t].name, i);
+                        tp->offset = ps->work.pos;
+                        int n = gp_ckpt_encode(g, &ps->work.st, line, sizeof(line));
+                        if (n < 0 || !(tp->metadata = malloc((size_t)n))) {
+                                rd_kafka_topic_partition_list_destroy(l);
+                                return NULL;
+                        }
+                        memcpy(tp->metadata, line, (size_t)n);
+                        tp->metadata_size = (size_t)n;
+                }
+        return l;
+}

@@ -1,0 +1,250 @@
+/* proxy/loop/setup.c: gp_proxy_new and its end: the event-time extractor, the
+ * schema registry client, the loop's control handle, the producer
+ * (transactional for exactly-once, idempotent for at-least-once, never
+ * creating topics by looking them up), the consumer (assigned,
+ * read_committed, offsets only with the records), and the threads beside
+ * the loop (fetch wake-up, drain check, status writer). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy/schema/avsc.h"
+#include "proxy/loop/clients.h"
+#include "proxy/loop/internal.h"
+#include "proxy/base/log.h"
+
+int gp_kafka_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque) {
+        gp_proxy_t *p = opaque;
+        int i = rd_kafka_type(rk) == RD_KAFKA_PRODUCER ? 0 : 1;
+        (void)len;
+        pthread_mutex_lock(&p->lock);
+        char *old = p->kstats[i];
+        p->kstats[i] = json;
+        pthread_mutex_unlock(&p->lock);
+        rd_kafka_mem_free(rk, old);
+        return 1; /* ours now */
+}
+
+/* With http.listen: statistics for the broker metrics, every 5 s unless
+ * kafka.statistics.interval.ms says otherwise. */
+static void want_stats(gp_proxy_t *p, rd_kafka_conf_t *kc, const char *role, gp_err_t *err,
+                       int *bad) {
+        if (!p->conf->http_listen)
+                return;
+        if (!gp_client_user_set(p->conf, role, "statistics.interval.ms"))
+                gp_client_set(kc, "statistics.interval.ms", "5000", err, bad);
+        rd_kafka_conf_set_stats_cb(kc, gp_kafka_stats);
+}
+
+/* gate.avro.schema: read and compiled once, at start. */
+static int load_avsc(gp_proxy_t *p, const char *path, gp_err_t *err) {
+        FILE *f = fopen(path, "rb");
+        char *buf = NULL;
+        gp_err_t why;
+        size_t n = 0;
+        int rc = -1;
+        if (!f) {
+                gp_err_set(err, GP_ERR_IO, "gate.avro.schema: %s: %s", path, strerror(errno));
+                return -1;
+        }
+        if (!(buf = malloc((4 << 20) + 1)))
+                abort();
+        n = fread(buf, 1, (4 << 20) + 1, f);
+        if (ferror(f))
+                gp_err_set(err, GP_ERR_IO, "gate.avro.schema: %s: %s", path, strerror(errno));
+        else if (n > (4 << 20))
+                gp_err_set(err, GP_ERR_INVALID, "gate.avro.schema: %s: larger than 4 MiB",
+                           path);
+        else if (gp_avsc_compile(buf, n, &p->ex, &p->avro_local, &why))
+                gp_err_set(err, GP_ERR_INVALID,
+                           "gate.avro.schema: %s: %s (gate.event-time=%s)", path, why.msg,
+                           p->conf->event_time);
+        else
+                rc = 0;
+        free(buf);
+        fclose(f);
+        return rc;
+}
+
+gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
+        gp_proxy_t *p = calloc(1, sizeof(*p));
+        rd_kafka_conf_t *kc;
+        char e2[512];
+
+        if (!p) {
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
+                return NULL;
+        }
+        pthread_mutex_init(&p->lock, NULL);
+        p->conf = conf;
+        gp_conf_drain_warning(conf, p->drain_warning, sizeof(p->drain_warning));
+        p->eos = conf->delivery == GP_DELIVERY_EOS;
+        p->dv = p->eos ? &gp_delivery_eos : &gp_delivery_alo;
+        p->gconf = (gp_gate_conf_t){
+                .out_of_orderness_ms = conf->out_of_orderness_ms,
+                .idle_ms = conf->idle_ms,
+                .align_ms = conf->align_ms,
+                .lateness_ms = conf->lateness_ms,
+                .late_to_dlq = conf->late == GP_LATE_DLQ,
+                .bad_route_old = conf->bad_record == GP_BAD_ROUTE_OLD,
+        };
+        p->stats.wm = p->stats.cutoff = GP_TS_NONE;
+        if (gp_extract_compile(&p->ex, conf->event_time, conf->event_time_unit, e2, sizeof(e2))) {
+                gp_err_set(err, GP_ERR_INVALID, "gate.event-time: %s", e2);
+                goto fail;
+        }
+        if (p->ex.kind == GP_ET_AVRO && conf->avro_schema &&
+            load_avsc(p, conf->avro_schema, err))
+                goto fail;
+        if (p->ex.kind == GP_ET_AVRO && conf->registry_url &&
+            !(p->reg = gp_registry_new(conf, &p->ex, err)))
+                goto fail;
+        if (!(p->ctl = gp_ctl_new_conf(conf, err)))
+                goto fail;
+
+        /* Producer: transactional (or idempotent for at-least-once). */
+        if (!(kc = gp_client_conf(conf, "producer", err)))
+                goto fail;
+        int bad = 0;
+        gp_client_set(kc, "enable.idempotence", "true", err, &bad);
+        /* A producer's metadata request creates a missing topic on a broker
+         * with auto.create.topics.enable (Kafka's default), with the
+         * broker's partition count and behind gate.topics.create. */
+        gp_client_set(kc, "allow.auto.create.topics", "false", err, &bad);
+        if (p->eos)
+                gp_client_set(kc, "transactional.id", conf->transactional_id, err, &bad);
+        /* Room for the largest record routed (gate.record.max.bytes), unless
+         * kafka.message.max.bytes says otherwise. */
+        if (!gp_client_user_set(conf, "producer", "message.max.bytes") &&
+            conf->record_max_bytes + 65536 > 1000000) {
+                char v[32];
+                int64_t want = conf->record_max_bytes + 65536;
+                snprintf(v, sizeof v, "%" PRId64, want > 1000000000 ? 1000000000 : want);
+                gp_client_set(kc, "message.max.bytes", v, err, &bad);
+        }
+        /* The producer's queue holds at least two of the largest records. */
+        long long need_kb = gp_client_conf_ll(kc, "message.max.bytes") / 512;
+        if (!bad && !gp_client_user_set(conf, "producer", "queue.buffering.max.kbytes") &&
+            need_kb > gp_client_conf_ll(kc, "queue.buffering.max.kbytes")) {
+                char v[32];
+                snprintf(v, sizeof v, "%lld", need_kb);
+                gp_client_set(kc, "queue.buffering.max.kbytes", v, err, &bad);
+        }
+        /* Delivery reports only where they are used: at-least-once counts
+         * failures, the drain check the offsets written. Exactly-once
+         * learns of a failed delivery from commit_transaction, and a report
+         * per record is measurable CPU (make bench). */
+        if (!p->eos || conf->drain_group_blue || conf->drain_group_green)
+                rd_kafka_conf_set_dr_msg_cb(kc, gp_record_delivered);
+        rd_kafka_conf_set_opaque(kc, p);
+        want_stats(p, kc, "producer", err, &bad);
+        if (bad || !(p->prod = gp_client_new(RD_KAFKA_PRODUCER, kc, err))) {
+                rd_kafka_conf_destroy(kc);
+                goto fail;
+        }
+        p->txn_begin = -1;
+        p->txn_timeout_ms = 60000; /* librdkafka's default */
+        char tto[32];
+        size_t tto_n = sizeof(tto);
+        if (rd_kafka_conf_get(rd_kafka_conf(p->prod), "transaction.timeout.ms", tto, &tto_n) ==
+            RD_KAFKA_CONF_OK)
+                p->txn_timeout_ms = strtoll(tto, NULL, 10);
+
+        /* Consumer: assigned, read_committed, offsets only in transactions. */
+        if (!(kc = gp_client_conf(conf, "consumer", err)))
+                goto fail;
+        gp_client_set(kc, "group.id", conf->group_id, err, &bad);
+        gp_client_set(kc, "enable.auto.commit", "false", err, &bad);
+        gp_client_set(kc, "enable.auto.offset.store", "false", err, &bad);
+        gp_client_set(kc, "isolation.level", "read_committed", err, &bad);
+        gp_client_set(kc, "auto.offset.reset",
+                      conf->source_start == GP_START_LATEST ? "latest" : "earliest", err,
+                      &bad);
+        rd_kafka_conf_set_opaque(kc, p);
+        want_stats(p, kc, "consumer", err, &bad);
+        if (bad || !(p->cons = gp_client_new(RD_KAFKA_CONSUMER, kc, err))) {
+                rd_kafka_conf_destroy(kc);
+                goto fail;
+        }
+        rd_kafka_poll_set_consumer(p->cons);
+        p->queue = rd_kafka_queue_get_consumer(p->cons);
+        if (!(p->wake = gp_fetchwake_new(p->cons, p->queue)))
+                gp_warn("fetch wake-up: no thread; the consumer may pause up to 1 s between "
+                        "refills of its queue");
+
+        /* Beside the loop: the drain check and the writes to the map. */
+        gp_err_clear(err);
+        if (!(p->drain = gp_drainer_new(conf, err)) && err->code)
+                goto fail;
+        if (!(p->status = gp_status_new(conf, err)))
+                goto fail;
+        p->cgmd = rd_kafka_consumer_group_metadata_new(conf->group_id);
+        return p;
+fail:
+        gp_proxy_destroy(p);
+        return NULL;
+}
+
+void gp_proxy_stop(gp_proxy_t *p) {
+        atomic_store(&p->stop, 1);
+}
+
+bool gp_proxy_stopping(gp_proxy_t *p) {
+        return atomic_load(&p->stop) != 0;
+}
+
+void gp_proxy_stats(gp_proxy_t *p, gp_stats_t *out) {
+        pthread_mutex_lock(&p->lock);
+        *out = p->stats;
+        pthread_mutex_unlock(&p->lock);
+}
+
+char *gp_proxy_kafka_stats(gp_proxy_t *p, int client) {
+        pthread_mutex_lock(&p->lock);
+        char *copy = p->kstats[client] ? strdup(p->kstats[client]) : NULL;
+        pthread_mutex_unlock(&p->lock);
+        return copy;
+}
+
+int64_t gp_proxy_drain_lag(gp_proxy_t *p, gp_colour_t c) {
+        return gp_drainer_lag(p->drain, c);
+}
+
+void gp_proxy_destroy(gp_proxy_t *p) {
+        if (!p)
+                return;
+        for (int i = 0; i < p->n_topics; i++) {
+                for (int c = 0; c < 2; c++)
+                        if (p->topics[i].out[c])
+                                rd_kafka_topic_destroy(p->topics[i].out[c]);
+                free(p->topics[i].parts);
+        }
+        free(p->topics);
+        free(p->pptrs);
+        if (p->dlq)
+                rd_kafka_topic_destroy(p->dlq);
+        gp_registry_destroy(p->reg);
+        gp_avro_free(&p->avro_local);
+        gp_fetchwake_destroy(p->wake);
+        if (p->queue)
+                rd_kafka_queue_destroy(p->queue);
+        if (p->cgmd)
+                rd_kafka_consumer_group_metadata_destroy(p->cgmd);
+        if (p->cons) {
+                rd_kafka_consumer_close(p->cons);
+                rd_kafka_destroy(p->cons);
+        }
+        if (p->prod)
+                rd_kafka_destroy(p->prod);
+        for (int i = 0; i < 2; i++)
+                rd_kafka_mem_free(NULL, p->kstats[i]);
+        gp_drainer_destroy(p->drain);
+        free(p->lags);
+        gp_status_destroy(p->status);
+        free(p->drain_t);
+        gp_ctl_destroy(p->ctl);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+}

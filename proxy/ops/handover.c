@@ -1,0 +1,1266 @@
+/* proxy/ops/handover.c: `gate-proxy handover`, the whole exact hand-over of a
+ * Flink pipeline from one FlinkDeployment of the released Flink
+ * Kubernetes Operator to another (docs/DESIGN.md, "The hand-over
+ * command"). Its steps:
+ *
+ *   cutover  the proxy splits at T: records before T go to the old
+ *            colour, records at or after T to the new one, where they wait
+ *   clear    wait for CLEAR_TO_TEARDOWN: the old job has read all before T
+ *   suspend  the old FlinkDeployment to state suspended, upgradeMode
+ *            savepoint; wait for SUSPENDED, FINISHED and a new savepoint
+ *   start    the new one (created suspended, never deployed) to state
+ *            running from that savepoint; wait for STABLE and RUNNING
+ *   finish   stage=RUNNING; delete the old FlinkDeployment
+ *
+ * The step is written to the map (gate-proxy.handover.*) before it is
+ * taken, and every step can be taken again, so a command killed anywhere
+ * and run again finishes the same hand-over with the same T and the same
+ * savepoint. The operator's status is read with GETs every poll; nothing
+ * here touches Kafka. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "gate/control.h"
+#include "gate/timeparse.h"
+#include "k8s/client.h"
+#include "k8s/manifest.h"
+#include "proxy/ops/verbs.h"
+#include "proxy/control/ctl.h"
+#include "proxy/base/log.h"
+#include "proxy/loop/proxy.h"
+
+#define HO_FROM          GP_KEY_HANDOVER "from"
+#define HO_TO            GP_KEY_HANDOVER "to"
+#define HO_STEP          GP_KEY_HANDOVER "step"
+#define HO_COLOUR        GP_KEY_HANDOVER "colour" /* the new one */
+#define HO_CUTOFF        GP_KEY_HANDOVER "cutoff"
+#define HO_SAVEPOINT     GP_KEY_HANDOVER "savepoint"
+#define HO_PREVIOUS      GP_KEY_HANDOVER "previous-savepoint"
+#define HO_SUSPENDED_AT  GP_KEY_HANDOVER "suspended-at"
+#define HO_RUNNING_AFTER GP_KEY_HANDOVER "new-job-running-after-ms"
+
+#define LAST_STATE    "KUBERNETES_OPERATOR_LAST_STATE"
+#define FALLBACK_KEY  "kubernetes.operator.job.upgrade.last-state-fallback.enabled"
+#define SNAPSHOTS_KEY "kubernetes.operator.snapshot.resource.enabled"
+#define POLL_MS       500
+#define GP_MANIFEST_MAX (1024 * 1024) /* --to-file */
+#define API_GRACE_MS  30000 /* how long the API server may be away in a wait */
+#define ATTEMPTS      5
+
+typedef enum { S_CUTOVER, S_CLEAR, S_SUSPEND, S_START, S_FINISH, S_DONE, S_NONE } step_t;
+static const char *const step_names[] = {"cutover", "clear",  "suspend",
+                                         "start",   "finish", "done"};
+
+typedef struct {
+        gp_ctl_t *ctl;
+        gp_k8s_t *k;
+        char ns[64];
+        const char *from, *to;
+        int64_t timeout_ms;
+        gp_colour_t old_colour, new_colour;
+        int64_t t;       /* the cutoff, GP_TS_NONE until known */
+        char prev[1024]; /* the old job's upgradeSavepointPath before */
+        char sp[1024];   /* the savepoint the new job starts from */
+        int64_t suspended_at, running_after;
+        int64_t t0;     /* gp_mono_ms() at the start */
+        char last[512]; /* the last progress line */
+        int64_t shown;  /* gp_mono_ms() when it was printed */
+        bool tty;       /* stdout is a terminal */
+} ho_t;
+
+static const char *describe_step(step_t s) {
+        return s < S_NONE ? step_names[s] : "-";
+}
+
+static step_t parse_step(const char *s) {
+        for (int i = 0; s && i < S_NONE; i++)
+                if (!strcmp(s, step_names[i]))
+                        return (step_t)i;
+        return S_NONE;
+}
+
+/* A progress line is open on the terminal (no newline yet). */
+static bool line_open;
+
+static int fail(const char *fmt, ...) {
+        va_list ap;
+        if (line_open) {
+                putchar('\n');
+                fflush(stdout);
+                line_open = false;
+        }
+        fputs("gate-proxy handover: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        return 1;
+}
+
+/* A progress line: on a terminal it rewrites the line in place; else it
+ * is printed when it changed, at most once a second. */
+static void vprogress(ho_t *h, bool keep, const char *fmt, va_list ap) {
+        char line[512];
+        vsnprintf(line, sizeof(line), fmt, ap);
+        int64_t now = gp_mono_ms();
+        if (!strcmp(line, h->last) || (!keep && !h->tty && now - h->shown < 1000))
+                return;
+        snprintf(h->last, sizeof(h->last), "%s", line);
+        h->shown = now;
+        printf("%s[%6.1fs] %s%s", h->tty ? "\r\033[K" : "", (double)(now - h->t0) / 1000.0,
+               line, h->tty && !keep ? "" : "\n");
+        line_open = h->tty && !keep;
+        fflush(stdout);
+}
+
+static void progress(ho_t *h, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        vprogress(h, false, fmt, ap);
+        va_end(ap);
+}
+
+/* A line that stays: the end of a step. */
+static void note(ho_t *h, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        vprogress(h, true, fmt, ap);
+        va_end(ap);
+}
+
+static void sleep_ms(long ms) {
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+/* The string at a path of object keys (NULL-terminated), or "". */
+static const char *jstr(const cJSON *j, ...) {
+        va_list ap;
+        const char *key;
+        va_start(ap, j);
+        while (j && (key = va_arg(ap, const char *)))
+                j = cJSON_GetObjectItemCaseSensitive(j, key);
+        va_end(ap);
+        return cJSON_IsString(j) && j->valuestring ? j->valuestring : "";
+}
+
+/* The number at a path of object keys, or -1. */
+static int64_t jnum(const cJSON *j, ...) {
+        va_list ap;
+        const char *key;
+        va_start(ap, j);
+        while (j && (key = va_arg(ap, const char *)))
+                j = cJSON_GetObjectItemCaseSensitive(j, key);
+        va_end(ap);
+        return cJSON_IsNumber(j) ? (int64_t)j->valuedouble : -1;
+}
+
+/* A key of spec.flinkConfiguration ("" when unset). Strings, numbers and
+ * booleans are all taken as the operator takes them. */
+static const char *flink_conf(const cJSON *fd, const char *key, char *buf, size_t len) {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(fd, "spec"),
+                                                 "flinkConfiguration"),
+                key);
+        buf[0] = '\0';
+        if (cJSON_IsString(c))
+                snprintf(buf, len, "%s", c->valuestring);
+        else if (cJSON_IsBool(c))
+                snprintf(buf, len, "%s", cJSON_IsTrue(c) ? "true" : "false");
+        else if (cJSON_IsNumber(c))
+                snprintf(buf, len, "%g", c->valuedouble);
+        return buf;
+}
+
+/* ---- the map --------------------------------------------------------------- */
+
+/* Writes handover keys (no precondition: only this command writes them),
+ * retrying while the API server is away for up to API_GRACE_MS, as the
+ * waits do. */
+static int record(ho_t *h, const gp_kv_t *kv, size_t n) {
+        int64_t end = gp_mono_ms() + API_GRACE_MS;
+        for (;;) {
+                gp_err_t err;
+                gp_errcode_t rc = gp_ctl_write(h->ctl, NULL, kv, n, &err);
+                if (rc == GP_OK)
+                        return 0;
+                if (rc != GP_ERR_TRANSPORT || gp_mono_ms() > end)
+                        return fail("recording the step in %s: %s%s", gp_ctl_describe(h->ctl),
+                                    err.msg,
+                                    rc == GP_ERR_TRANSPORT
+                                            ? "; nothing is lost: run the same command again "
+                                              "once the API server answers"
+                                            : "");
+                progress(h, "the API server does not answer (%s); retrying", err.msg);
+                sleep_ms(1000);
+        }
+}
+
+static int record_step(ho_t *h, step_t s) {
+        gp_kv_t kv[] = {{HO_STEP, step_names[s]}};
+        return record(h, kv, 1);
+}
+
+/* The map now; NULL (reason printed) when it cannot be read. */
+static gp_cm_t *load_map(ho_t *h) {
+        int64_t end = gp_mono_ms() + API_GRACE_MS;
+        for (;;) {
+                gp_err_t err;
+                gp_cm_t *cm = gp_ctl_load(h->ctl, &err);
+                if (cm)
+                        return cm;
+                if (err.code != GP_ERR_TRANSPORT || gp_mono_ms() > end) {
+                        fail("%s%s", err.msg,
+                             err.code == GP_ERR_TRANSPORT
+                                     ? "; nothing is lost: run the same command again once "
+                                       "the API server answers"
+                                     : "");
+                        return NULL;
+                }
+                progress(h, "the API server does not answer (%s); retrying", err.msg);
+                sleep_ms(1000);
+        }
+}
+
+static const char *dash(const char *s) {
+        return *s ? s : "-";
+}
+
+static const char *cm_get(const gp_cm_t *cm, const char *key) {
+        const char *v = gp_cm_get(cm, key);
+        return v ? v : "";
+}
+
+/* The map's control; 0, or 1 with the reason printed. */
+static int map_control(ho_t *h, const gp_cm_t *cm, gp_control_t *c) {
+        char why[600];
+        size_t n;
+        const gp_kv_t *kv = gp_cm_data(cm, &n);
+        if (gp_control_parse(c, kv, n, why, sizeof(why)))
+                return fail("%s: %s", gp_ctl_describe(h->ctl), why);
+        return 0;
+}
+
+/* ---- FlinkDeployments ------------------------------------------------------ */
+
+#define FD_PATH "/apis/flink.apache.org/v1beta1/namespaces/%s/flinkdeployments"
+
+static gp_errcode_t fd_get(ho_t *h, const char *name, cJSON **out, gp_err_t *err) {
+        char path[512], what[256];
+        snprintf(path, sizeof(path), FD_PATH "/%s", h->ns, name);
+        snprintf(what, sizeof(what), "GET flinkdeployment %s/%s", h->ns, name);
+        return gp_k8s_call(h->k, "GET", path, NULL, NULL, what, out, NULL, err);
+}
+
+/* Merge-patches spec.job with job (taken) if the resource is still at rv;
+ * the new object in *out. */
+static gp_errcode_t fd_patch_job(ho_t *h, const char *name, const char *rv, cJSON *job,
+                                 cJSON **out, gp_err_t *err) {
+        char path[512], what[256];
+        cJSON *body = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(body, "metadata"),
+              *spec = cJSON_AddObjectToObject(body, "spec");
+        cJSON_AddStringToObject(meta, "resourceVersion", rv);
+        cJSON_AddItemToObject(spec, "job", job);
+        char *s = cJSON_PrintUnformatted(body);
+        cJSON_Delete(body);
+        if (!s)
+                return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
+        snprintf(path, sizeof(path), FD_PATH "/%s", h->ns, name);
+        snprintf(what, sizeof(what), "PATCH flinkdeployment %s/%s", h->ns, name);
+        gp_errcode_t rc = gp_k8s_call(h->k, "PATCH", path, "application/merge-patch+json", s,
+                                      what, out, NULL, err);
+        free(s);
+        return rc;
+}
+
+/* GETs name, retrying while the API server is away for up to
+ * API_GRACE_MS; prints why and returns NULL when it fails. */
+static cJSON *fd_read(ho_t *h, const char *name) {
+        int64_t end = gp_mono_ms() + API_GRACE_MS;
+        for (;;) {
+                gp_err_t err;
+                cJSON *fd = NULL;
+                gp_errcode_t rc = fd_get(h, name, &fd, &err);
+                if (rc == GP_OK)
+                        return fd;
+                if (rc != GP_ERR_TRANSPORT || gp_mono_ms() > end) {
+                        if (rc == GP_ERR_NOT_FOUND)
+                                fail("FlinkDeployment %s/%s does not exist", h->ns, name);
+                        else
+                                fail("%s%s", err.msg,
+                                     rc == GP_ERR_TRANSPORT
+                                             ? "; nothing is lost: run the same command again "
+                                               "once the API server answers"
+                                             : "");
+                        return NULL;
+                }
+                progress(h, "the API server does not answer (%s); retrying", err.msg);
+                sleep_ms(1000);
+        }
+}
+
+/* Sets spec.job fields of name (job taken) unless already (keep) holds
+ * for the resource as it is: GETs, decides, patches with its
+ * resourceVersion, and on a conflict reads and decides again. *gen gets
+ * the generation of the spec to wait for. 0, or 1 with the reason
+ * printed. */
+static int fd_set_job(ho_t *h, const char *name, cJSON *job,
+                      int (*keep)(ho_t *, const cJSON *), int64_t *gen) {
+        for (int attempt = 0;; attempt++) {
+                cJSON *fd = fd_read(h, name), *out = NULL;
+                gp_err_t err;
+                if (!fd) {
+                        cJSON_Delete(job);
+                        return 1;
+                }
+                int k = keep(h, fd);
+                if (k) {
+                        *gen = jnum(fd, "metadata", "generation", NULL);
+                        cJSON_Delete(fd);
+                        cJSON_Delete(job);
+                        return k < 0;
+                }
+                char rv[64];
+                snprintf(rv, sizeof(rv), "%s", jstr(fd, "metadata", "resourceVersion", NULL));
+                cJSON_Delete(fd);
+                gp_errcode_t rc =
+                        fd_patch_job(h, name, rv, cJSON_Duplicate(job, true), &out, &err);
+                if (rc == GP_OK) {
+                        *gen = jnum(out, "metadata", "generation", NULL);
+                        cJSON_Delete(out);
+                        cJSON_Delete(job);
+                        return 0;
+                }
+                if ((rc == GP_ERR_CONFLICT || rc == GP_ERR_TRANSPORT) &&
+                    attempt + 1 < ATTEMPTS) {
+                        sleep_ms(rc == GP_ERR_TRANSPORT ? 1000 : 100);
+                        continue;
+                }
+                cJSON_Delete(job);
+                return fail("%s%s", err.msg,
+                            rc == GP_ERR_CONFLICT ? " (the resource kept changing)" : "");
+        }
+}
+
+/* --to-file: creates NEW from a manifest, suspended, unless it exists. 0,
+ * or 1 with the reason printed. */
+static int apply_new(ho_t *h, const char *file) {
+        FILE *f = fopen(file, "rb");
+        char *buf = NULL;
+        size_t len = 0;
+        gp_err_t err;
+        if (!f)
+                return fail("--to-file %s: %s", file, strerror(errno));
+        if (!(buf = malloc(GP_MANIFEST_MAX + 1)) ||
+            (len = fread(buf, 1, GP_MANIFEST_MAX + 1, f)) > GP_MANIFEST_MAX || ferror(f)) {
+                fclose(f);
+                free(buf);
+                return fail("--to-file %s: %s", file,
+                            len > GP_MANIFEST_MAX ? "larger than 1 MiB" : "cannot be read");
+        }
+        fclose(f);
+        cJSON *m = gp_k8s_manifest_parse(buf, len, &err);
+        free(buf);
+        if (!m)
+                return fail("--to-file %s: %s", file, err.msg);
+        const char *why = NULL, *name = jstr(m, "metadata", "name", NULL),
+                   *ns = jstr(m, "metadata", "namespace", NULL);
+        if (strcmp(jstr(m, "kind", NULL), "FlinkDeployment") ||
+            strcmp(jstr(m, "apiVersion", NULL), "flink.apache.org/v1beta1"))
+                why = "not a FlinkDeployment (apiVersion flink.apache.org/v1beta1)";
+        else if (strcmp(name, h->to))
+                why = "its metadata.name is not the --to name";
+        else if (*ns && strcmp(ns, h->ns))
+                why = "its metadata.namespace is not the namespace of the map";
+        else if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(
+                         cJSON_GetObjectItemCaseSensitive(m, "spec"), "job")))
+                why = "it has no spec.job";
+        if (why) {
+                cJSON_Delete(m);
+                return fail("--to-file %s: %s", file, why);
+        }
+        cJSON *job = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(m, "spec"), "job");
+        bool was_running = !strcmp(jstr(job, "state", NULL), "running");
+        cJSON_DeleteItemFromObjectCaseSensitive(job, "state");
+        cJSON_AddStringToObject(job, "state", "suspended");
+        char path[512], what[256], *body = cJSON_PrintUnformatted(m);
+        cJSON_Delete(m);
+        if (!body)
+                return fail("out of memory");
+        snprintf(path, sizeof(path), FD_PATH, h->ns);
+        snprintf(what, sizeof(what), "POST flinkdeployment %s/%s", h->ns, h->to);
+        gp_errcode_t rc = gp_k8s_call(h->k, "POST", path, "application/json", body, what, NULL,
+                                      NULL, &err);
+        free(body);
+        if (rc == GP_ERR_CONFLICT) {
+                note(h, "%s/%s exists already: taking it as it is", h->ns, h->to);
+                return 0;
+        }
+        if (rc)
+                return fail("%s", err.msg);
+        note(h, "created %s/%s from %s, suspended%s", h->ns, h->to, file,
+             was_running ? " (the file says running: the hand-over starts it)" : "");
+        return 0;
+}
+
+/* ---- the steps ------------------------------------------------------------- */
+
+/* Checks the two resources before anything moves. 0, or 1 with the
+ * reason printed. */
+static int precheck(ho_t *h) {
+        char buf[1024];
+        cJSON *old = fd_read(h, h->from), *neu = NULL;
+        int rc = 1;
+        if (!old)
+                return 1;
+        const char *life = jstr(old, "status", "lifecycleState", NULL),
+                   *job = jstr(old, "status", "jobStatus", "state", NULL),
+                   *error = jstr(old, "status", "error", NULL);
+        int64_t gen = jnum(old, "metadata", "generation", NULL),
+                obs = jnum(old, "status", "observedGeneration", NULL);
+        if (strcmp(life, "STABLE") || strcmp(job, "RUNNING")) {
+                fail("FlinkDeployment %s/%s is not running: status.lifecycleState=%s, "
+                     "status.jobStatus.state=%s (both must be STABLE and RUNNING before a "
+                     "hand-over: its job must take the savepoint)",
+                     h->ns, h->from, *life ? life : "(none)", *job ? job : "(none)");
+                goto out;
+        }
+        if (obs < gen) {
+                fail("FlinkDeployment %s/%s: the operator has not reconciled its latest spec "
+                     "(metadata.generation=%" PRId64 ", status.observedGeneration=%" PRId64
+                     "); wait for it, then run again",
+                     h->ns, h->from, gen, obs);
+                goto out;
+        }
+        if (*error) {
+                fail("FlinkDeployment %s/%s: the operator reports status.error=%s; fix that "
+                     "first",
+                     h->ns, h->from, error);
+                goto out;
+        }
+        if (!*flink_conf(old, "state.savepoints.dir", buf, sizeof(buf))) {
+                fail("FlinkDeployment %s/%s: spec.flinkConfiguration has no "
+                     "state.savepoints.dir: the operator cannot take the savepoint the new "
+                     "job starts from",
+                     h->ns, h->from);
+                goto out;
+        }
+        if (strcmp(flink_conf(old, FALLBACK_KEY, buf, sizeof(buf)), "false")) {
+                fail("FlinkDeployment %s/%s: spec.flinkConfiguration." FALLBACK_KEY " is "
+                     "'%s', not \"false\": if its job is not running when it is suspended, "
+                     "the "
+                     "operator would silently stop it from HA metadata with no savepoint. Set "
+                     "it (a kubernetes.operator.* key: no restart):\n  kubectl -n %s patch "
+                     "flinkdeployment %s --type merge -p '{\"spec\":{\"flinkConfiguration\":"
+                     "{\"" FALLBACK_KEY "\":\"false\"}}}'",
+                     h->ns, h->from, *buf ? buf : "(unset: true)", h->ns, h->from);
+                goto out;
+        }
+        snprintf(h->prev, sizeof(h->prev), "%s",
+                 jstr(old, "status", "jobStatus", "upgradeSavepointPath", NULL));
+        if (!(neu = fd_read(h, h->to))) {
+                fprintf(stderr,
+                        "  Create it first with spec.job.state: suspended (it is then "
+                        "not deployed, and spec.job.initialSavepointPath still applies), "
+                        "as deploy/kubernetes/handover/flinkdeployment-green.yaml is.\n");
+                goto out;
+        }
+        if (strcmp(jstr(neu, "spec", "job", "state", NULL), "suspended")) {
+                fail("FlinkDeployment %s/%s: spec.job.state is '%s', not suspended: the new "
+                     "job must wait for the old one's final savepoint; create it suspended",
+                     h->ns, h->to, jstr(neu, "spec", "job", "state", NULL));
+                goto out;
+        }
+        if (*jstr(neu, "status", "reconciliationStatus", "lastReconciledSpec", NULL)) {
+                fail("FlinkDeployment %s/%s has been deployed before: the operator reads "
+                     "spec.job.initialSavepointPath only on a first deployment; delete it and "
+                     "create it again with spec.job.state: suspended",
+                     h->ns, h->to);
+                goto out;
+        }
+        rc = 0;
+out:
+        cJSON_Delete(old);
+        cJSON_Delete(neu);
+        return rc;
+}
+
+static int step_cutover(ho_t *h) {
+        gp_cm_t *cm = load_map(h);
+        gp_control_t c;
+        if (!cm)
+                return 1;
+        int rc = map_control(h, cm, &c);
+        gp_cm_destroy(cm);
+        if (rc)
+                return 1;
+        bool mid = c.stage == GP_STAGE_TRANSITIONING || c.stage == GP_STAGE_CLEAR_TO_TEARDOWN;
+        if (mid && c.active == h->new_colour)
+                return 0; /* written before the last run stopped */
+        if (c.stage != GP_STAGE_RUNNING || c.active != h->old_colour)
+                return fail("%s: stage=%s with %s active, not the transition this hand-over "
+                            "started (was it aborted?); see `gate-proxy status`",
+                            gp_ctl_describe(h->ctl), gp_stage_name(c.stage),
+                            gp_colour_name(c.active));
+        gp_cutover_opts_t o = {.to = h->new_colour, .at = GP_TS_NONE, .quiet = 1};
+        return gp_ops_ctl_cutover(h->ctl, &o);
+}
+
+static int step_clear(ho_t *h) {
+        int64_t end = gp_mono_ms() + h->timeout_ms, away = -1;
+        for (;;) {
+                gp_err_t err;
+                gp_cm_t *cm = gp_ctl_load(h->ctl, &err);
+                if (!cm) {
+                        if (away < 0)
+                                away = gp_mono_ms();
+                        if (gp_mono_ms() - away > API_GRACE_MS)
+                                return fail("%s; nothing is lost: run the same command again "
+                                            "once the map can be read",
+                                            err.msg);
+                        progress(h, "clear: the map cannot be read (%s); retrying", err.msg);
+                        sleep_ms(1000);
+                        continue;
+                }
+                away = -1;
+                const char *stage = cm_get(cm, GP_KEY_STAGE), *t = cm_get(cm, GP_KEY_TOGGLE),
+                           *active = cm_get(cm, GP_KEY_ACTIVE);
+                if (strcasecmp(active, gp_colour_name(h->new_colour))) {
+                        gp_cm_destroy(cm);
+                        return fail("%s: active-deployment-type is %s, no longer %s: the "
+                                    "transition was changed by someone else",
+                                    gp_ctl_describe(h->ctl), active,
+                                    gp_colour_upper(h->new_colour));
+                }
+                int64_t tv;
+                const char *why;
+                if (*t && h->t == GP_TS_NONE && !gp_parse_i64(t, strlen(t), &tv, &why)) {
+                        h->t = tv;
+                        gp_kv_t kv[] = {{HO_CUTOFF, t}};
+                        if (record(h, kv, 1)) {
+                                gp_cm_destroy(cm);
+                                return 1;
+                        }
+                }
+                const char *lag = cm_get(cm, GP_KEY_DRAIN_LAG);
+                progress(h, "clear: stage=%s T=%s W=%s drain_lag=%s blue=%s green=%s%s%s",
+                         stage, *t ? t : "(not yet)", dash(cm_get(cm, GP_KEY_WATERMARK)),
+                         dash(lag), dash(cm_get(cm, GP_KEY_COUNT_BLUE)),
+                         dash(cm_get(cm, GP_KEY_COUNT_GREEN)),
+                         *cm_get(cm, GP_KEY_ERROR) ? " proxy error: " : "",
+                         cm_get(cm, GP_KEY_ERROR));
+                int done = !strcmp(stage, "CLEAR_TO_TEARDOWN") && h->t != GP_TS_NONE;
+                gp_cm_destroy(cm);
+                if (done)
+                        return 0;
+                if (gp_mono_ms() > end)
+                        return fail("no CLEAR_TO_TEARDOWN within %" PRId64 " s: is the proxy "
+                                    "running and is the old job consuming its topic? "
+                                    "(`gate-proxy status`); nothing is lost: run the same "
+                                    "command again to keep waiting",
+                                    h->timeout_ms / 1000);
+                sleep_ms(POLL_MS / 2);
+        }
+}
+
+/* What a wait compares with: the generation its patch made, and what the
+ * resource showed before this run (a failure then is the operator's to
+ * retry; only a new one stops the command). */
+typedef struct {
+        int64_t gen;
+        char err0[1024]; /* status.error */
+        bool failed0;    /* lifecycleState FAILED */
+} seen_t;
+
+/* What name shows now, into *s. 0, or 1 with the reason printed. */
+static int seen_before(ho_t *h, const char *name, seen_t *s) {
+        cJSON *fd = fd_read(h, name);
+        if (!fd)
+                return 1;
+        s->gen = -1;
+        snprintf(s->err0, sizeof(s->err0), "%s", jstr(fd, "status", "error", NULL));
+        s->failed0 = !strcmp(jstr(fd, "status", "lifecycleState", NULL), "FAILED");
+        cJSON_Delete(fd);
+        return 0;
+}
+
+/* Reads name every POLL_MS until check says 1 (returns 0) or -1 (1, the
+ * reason printed), or the step's timeout passes (2). */
+static int wait_until(ho_t *h, const char *name,
+                      int (*check)(ho_t *, const cJSON *, const seen_t *), const seen_t *s) {
+        int64_t end = gp_mono_ms() + h->timeout_ms;
+        for (;;) {
+                cJSON *fd = fd_read(h, name);
+                if (!fd)
+                        return 1;
+                int r = check(h, fd, s);
+                cJSON_Delete(fd);
+                if (r)
+                        return r > 0 ? 0 : 1;
+                if (gp_mono_ms() > end)
+                        return 2;
+                sleep_ms(POLL_MS);
+        }
+}
+
+/* suspend: done already when the spec says suspended with a savepoint. */
+static int keep_suspended(ho_t *h, const cJSON *fd) {
+        (void)h;
+        return !strcmp(jstr(fd, "spec", "job", "state", NULL), "suspended") &&
+               !strcmp(jstr(fd, "spec", "job", "upgradeMode", NULL), "savepoint");
+}
+
+/* The UPGRADE FlinkStateSnapshot of path: 1 COMPLETED, 0 not (yet), -1
+ * there is no such resource type (or the operator makes none for this
+ * deployment). */
+static int snapshot_done(ho_t *h, const cJSON *fd, const char *path, char *seen, size_t len) {
+        char url[512], what[256], buf[16];
+        cJSON *list = NULL;
+        gp_err_t err;
+        long http = 0;
+        if (!strcmp(flink_conf(fd, SNAPSHOTS_KEY, buf, sizeof(buf)), "false"))
+                return -1;
+        snprintf(url, sizeof(url),
+                 "/apis/flink.apache.org/v1beta1/namespaces/%s/flinkstatesnapshots"
+                 "?labelSelector=job-reference.name%%3D%s,snapshot.trigger-type%%3DUPGRADE",
+                 h->ns, h->from);
+        snprintf(what, sizeof(what), "LIST flinkstatesnapshots %s (of %s)", h->ns, h->from);
+        gp_errcode_t rc = gp_k8s_call(h->k, "GET", url, NULL, NULL, what, &list, &http, &err);
+        if (rc == GP_ERR_NOT_FOUND)
+                return -1; /* the CRD is not installed: the operator uses the legacy path */
+        if (rc) {
+                snprintf(seen, len, "%s", err.msg);
+                return 0;
+        }
+        int found = 0;
+        snprintf(seen, len, "no UPGRADE FlinkStateSnapshot of %s yet", h->from);
+        const cJSON *it;
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items")) {
+                if (strcmp(jstr(it, "status", "path", NULL), path))
+                        continue;
+                const char *st = jstr(it, "status", "state", NULL);
+                snprintf(seen, len, "FlinkStateSnapshot %s is %s",
+                         jstr(it, "metadata", "name", NULL), *st ? st : "(no state)");
+                if (!strcmp(st, "COMPLETED"))
+                        found = 1;
+        }
+        cJSON_Delete(list);
+        return found;
+}
+
+/* A path or URI as Flink writes it back: "scheme:///p" (an empty
+ * authority) is "scheme:/p", as Flink's Path prints file:///x; no trailing
+ * '/'. In place. */
+static void uri_norm(char *s) {
+        char *c = strstr(s, ":///");
+        if (c && c > s &&
+            strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789+.-") == (size_t)(c - s))
+                memmove(c + 2, c + 4, strlen(c + 4) + 1); /* "://" "/p" -> ":/p" */
+        size_t n = strlen(s);
+        while (n > 1 && s[n - 1] == '/')
+                s[--n] = '\0';
+}
+
+/* Is fd stopped with a new savepoint? 1 yes (path in h->sp), 0 not yet,
+ * -1 a trap or a failure (printed). */
+static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
+        char dir[1024], why[600];
+        const char *life = jstr(fd, "status", "lifecycleState", NULL),
+                   *job = jstr(fd, "status", "jobStatus", "state", NULL),
+                   *rec = jstr(fd, "status", "reconciliationStatus", "state", NULL),
+                   *error = jstr(fd, "status", "error", NULL),
+                   *path = jstr(fd, "status", "jobStatus", "upgradeSavepointPath", NULL);
+        int64_t obs = jnum(fd, "status", "observedGeneration", NULL);
+        if (*error && strcmp(error, seen->err0))
+                return fail("the operator could not stop %s/%s with a savepoint: status.error="
+                            "%s\n  Nothing is lost: the old job keeps its records before T "
+                            "and "
+                            "the proxy holds the new colour's in Kafka. The operator retries; "
+                            "fix the cause (`kubectl -n %s describe flinkdeployment %s`), "
+                            "then "
+                            "run the same command again.",
+                            h->ns, h->from, error, h->ns, h->from),
+                       -1;
+        if (!strcmp(life, "FAILED") || !strcmp(job, "FAILED"))
+                return fail("the old job failed while it was being stopped: "
+                            "status.lifecycleState=%s, status.jobStatus.state=%s, error=%s",
+                            life, job, *error ? error : "(none)"),
+                       -1;
+        progress(h,
+                 "suspend: %s lifecycleState=%s job=%s observedGeneration=%" PRId64 "/%" PRId64
+                 "%s%s",
+                 h->from, *life ? life : "-", *job ? job : "-", obs, seen->gen,
+                 *error ? " error (seen before this run): " : "", error);
+        if (obs < seen->gen || strcmp(life, "SUSPENDED") || strcmp(rec, "DEPLOYED") ||
+            strcmp(job, "FINISHED"))
+                return 0;
+        /* Stopped. The path must be one this suspend took. */
+        if (!*path || !strcmp(path, LAST_STATE) || !strcmp(path, h->prev))
+                return fail("%s/%s is SUSPENDED but the operator took no new savepoint: "
+                            "status.jobStatus.upgradeSavepointPath is '%s'%s. Refusing to "
+                            "start %s from it: it does not hold the old job's state at T "
+                            "(a last-state fallback, or a job that was not running). Nothing "
+                            "is lost: records at or after T wait in the %s topic. Resume the "
+                            "old deployment (spec.job.state: running), and once it runs, run "
+                            "the same command again: it suspends it again for a savepoint.",
+                            h->ns, h->from, path,
+                            !strcmp(path, h->prev) ? " (the same as before the suspend)" : "",
+                            h->to, gp_colour_name(h->new_colour)),
+                       -1;
+        char np[1024];
+        flink_conf(fd, "state.savepoints.dir", dir, sizeof(dir));
+        uri_norm(dir);
+        snprintf(np, sizeof(np), "%s", path);
+        uri_norm(np);
+        size_t dl = strlen(dir);
+        if (dl && (strncmp(np, dir, dl) || (np[dl] != '/' && np[dl] != '\0')))
+                return fail("%s/%s: status.jobStatus.upgradeSavepointPath '%s' is not under "
+                            "its state.savepoints.dir '%s': not a savepoint of this suspend",
+                            h->ns, h->from, path, dir),
+                       -1;
+        const char *lrs =
+                jstr(fd, "status", "reconciliationStatus", "lastReconciledSpec", NULL);
+        cJSON *spec = cJSON_Parse(lrs);
+        bool mode_ok = !strcmp(jstr(spec, "spec", "job", "upgradeMode", NULL), "savepoint");
+        cJSON_Delete(spec);
+        if (!mode_ok)
+                return fail("%s/%s: the operator reconciled the suspend with upgradeMode "
+                            "other "
+                            "than savepoint (status.reconciliationStatus.lastReconciledSpec); "
+                            "refusing its path '%s'",
+                            h->ns, h->from, path),
+                       -1;
+        int done = snapshot_done(h, fd, path, why, sizeof(why));
+        if (done == 0) {
+                progress(h, "suspend: %s stopped with savepoint %s; %s", h->from, path, why);
+                return 0;
+        }
+        snprintf(h->sp, sizeof(h->sp), "%s", path);
+        return 1;
+}
+
+static int step_suspend(ho_t *h) {
+        seen_t seen;
+        if (seen_before(h, h->from, &seen))
+                return 1;
+        cJSON *job = cJSON_CreateObject();
+        cJSON_AddStringToObject(job, "state", "suspended");
+        cJSON_AddStringToObject(job, "upgradeMode", "savepoint");
+        if (fd_set_job(h, h->from, job, keep_suspended, &seen.gen))
+                return 1;
+        int r = wait_until(h, h->from, old_stopped, &seen);
+        if (r == 2)
+                return fail("%s/%s did not stop with a savepoint within %" PRId64
+                            " s (last seen: %s). Nothing is lost; run the same "
+                            "command again to keep waiting, with a larger --timeout "
+                            "if the savepoint is large",
+                            h->ns, h->from, h->timeout_ms / 1000, h->last);
+        return r;
+}
+
+/* start: done already when the spec runs from our savepoint; refused when
+ * it runs from another. */
+static int keep_started(ho_t *h, const cJSON *fd) {
+        if (strcmp(jstr(fd, "spec", "job", "state", NULL), "running"))
+                return 0;
+        const char *isp = jstr(fd, "spec", "job", "initialSavepointPath", NULL);
+        if (!strcmp(isp, h->sp))
+                return 1;
+        fail("FlinkDeployment %s/%s was started by someone else, from '%s', not from the "
+             "savepoint %s",
+             h->ns, h->to, isp, h->sp);
+        return -1;
+}
+
+/* Is the new job running from h->sp? 1 yes, 0 not yet, -1 failed. */
+static int new_running(ho_t *h, const cJSON *fd, const seen_t *seen) {
+        const char *life = jstr(fd, "status", "lifecycleState", NULL),
+                   *job = jstr(fd, "status", "jobStatus", "state", NULL),
+                   *jm = jstr(fd, "status", "jobManagerDeploymentStatus", NULL),
+                   *error = jstr(fd, "status", "error", NULL),
+                   *path = jstr(fd, "status", "jobStatus", "upgradeSavepointPath", NULL);
+        int64_t obs = jnum(fd, "status", "observedGeneration", NULL);
+        bool failed =
+                !strcmp(life, "FAILED") || !strcmp(job, "FAILED") || !strcmp(jm, "ERROR");
+        if (failed && !seen->failed0)
+                return fail("the new job failed to start: FlinkDeployment %s/%s "
+                            "status.lifecycleState=%s, jobStatus.state=%s, "
+                            "jobManagerDeploymentStatus=%s, error=%s\n  Nothing is lost: its "
+                            "records at or after T wait in the %s topic, and it starts from "
+                            "the savepoint %s. Fix it (`kubectl -n %s describe "
+                            "flinkdeployment %s`), then run the same command again.",
+                            h->ns, h->to, life, job, *jm ? jm : "-", *error ? error : "(none)",
+                            gp_colour_name(h->new_colour), h->sp, h->ns, h->to),
+                       -1;
+        progress(h, "start: %s lifecycleState=%s job=%s jobManager=%s%s", h->to,
+                 *life ? life : "-", *job ? job : "-", *jm ? jm : "-",
+                 failed ? " (failed before this run: waiting for it to be fixed)" : "");
+        if (obs < seen->gen || strcmp(life, "STABLE") || strcmp(job, "RUNNING"))
+                return 0;
+        if (strcmp(path, h->sp))
+                return fail("FlinkDeployment %s/%s runs, but from '%s', not from the "
+                            "savepoint "
+                            "%s (status.jobStatus.upgradeSavepointPath)",
+                            h->ns, h->to, path, h->sp),
+                       -1;
+        return 1;
+}
+
+static int step_start(ho_t *h) {
+        seen_t seen;
+        if (seen_before(h, h->to, &seen))
+                return 1;
+        cJSON *job = cJSON_CreateObject();
+        cJSON_AddStringToObject(job, "state", "running");
+        cJSON_AddStringToObject(job, "initialSavepointPath", h->sp);
+        if (fd_set_job(h, h->to, job, keep_started, &seen.gen))
+                return 1;
+        int r = wait_until(h, h->to, new_running, &seen);
+        if (r == 2)
+                return fail("%s/%s is not STABLE and RUNNING within %" PRId64 " s "
+                            "(last seen: %s). Nothing is lost: its records wait in the "
+                            "%s topic; run the same command again to keep waiting",
+                            h->ns, h->to, h->timeout_ms / 1000, h->last,
+                            gp_colour_name(h->new_colour));
+        return r;
+}
+
+static int step_finish(ho_t *h) {
+        for (int attempt = 0;; attempt++) {
+                gp_cm_t *cm = load_map(h);
+                gp_control_t c;
+                gp_err_t err;
+                if (!cm)
+                        return 1;
+                char rv[64];
+                snprintf(rv, sizeof(rv), "%s", gp_cm_resource_version(cm));
+                int bad = map_control(h, cm, &c);
+                gp_cm_destroy(cm);
+                if (bad)
+                        return 1;
+                if (c.stage == GP_STAGE_RUNNING && c.active == h->new_colour)
+                        break;
+                if (c.stage != GP_STAGE_CLEAR_TO_TEARDOWN || c.active != h->new_colour)
+                        return fail("%s: stage=%s with %s active, not CLEAR_TO_TEARDOWN of "
+                                    "this hand-over",
+                                    gp_ctl_describe(h->ctl), gp_stage_name(c.stage),
+                                    gp_colour_name(c.active));
+                gp_kv_t kv[] = {{GP_KEY_STAGE, "RUNNING"}};
+                gp_errcode_t rc = gp_ctl_write(h->ctl, rv, kv, 1, &err);
+                if (rc == GP_OK)
+                        break;
+                if (rc != GP_ERR_CONFLICT || attempt + 1 >= ATTEMPTS)
+                        return fail("%s", err.msg);
+        }
+        /* The old resource goes: its JobManager would otherwise linger for
+         * the operator's shutdown TTL and, without HA, may run the job
+         * again from its start if its pod restarts (FLINK-41262). */
+        char path[512], what[256];
+        gp_err_t err;
+        snprintf(path, sizeof(path), FD_PATH "/%s", h->ns, h->from);
+        snprintf(what, sizeof(what), "DELETE flinkdeployment %s/%s", h->ns, h->from);
+        gp_errcode_t rc =
+                gp_k8s_call(h->k, "DELETE", path, NULL, NULL, what, NULL, NULL, &err);
+        if (rc != GP_OK && rc != GP_ERR_NOT_FOUND)
+                return fail("%s; the new job runs and the proxy is finished: delete %s/%s "
+                            "yourself (or run the same command again)",
+                            err.msg, h->ns, h->from);
+        return 0;
+}
+
+/* ---- the command ------------------------------------------------------------- */
+
+static const char *usage =
+        "Usage: gate-proxy handover --k8s MAP [--namespace NS] [--kubeconfig PATH]\n"
+        "                           --from OLD --to NEW [--to-file F] [--timeout S]\n"
+        "       gate-proxy handover --k8s MAP ... --abort\n"
+        "\n"
+        "Hands the pipeline from the FlinkDeployment OLD to the FlinkDeployment NEW\n"
+        "exactly: one uninterrupted job's output, nothing lost, nothing twice. With the\n"
+        "released Flink Kubernetes Operator (basic mode) and a gate-proxy steered by MAP:\n"
+        "\n"
+        "  cutover  the proxy splits at an event-time cutoff T: records before T go\n"
+        "           to OLD's colour, records at or after T to NEW's, where they wait\n"
+        "  clear    waits for CLEAR_TO_TEARDOWN: OLD has read everything before T\n"
+        "  suspend  OLD to spec.job.state suspended, upgradeMode savepoint; waits for\n"
+        "           SUSPENDED, FINISHED and a savepoint the suspend took\n"
+        "  start    NEW to state running from that savepoint; waits for STABLE, RUNNING\n"
+        "  finish   stage=RUNNING on MAP; deletes OLD\n"
+        "\n"
+        "Before: OLD runs (STABLE, RUNNING) in MAP's active colour with\n"
+        "spec.flinkConfiguration." FALLBACK_KEY "\n"
+        "\"false\" and state.savepoints.dir set; NEW exists with spec.job.state\n"
+        "suspended and was never deployed (so spec.job.initialSavepointPath applies),\n"
+        "reading the other colour's topics (deploy/README.md, The Flink jobs).\n"
+        "\n"
+        "Each step is written to MAP (gate-proxy.handover.*) before it is taken: when\n"
+        "the command stops (killed, a timeout, a failure), run it again with the same\n"
+        "--from and --to and it finishes the same hand-over, with the same T and the\n"
+        "same savepoint. Nothing is lost at any stop: records before T stay with OLD,\n"
+        "records at or after T wait in NEW's topic.\n"
+        "\n"
+        "  --to-file F  create NEW first from the manifest F (YAML or JSON), with\n"
+        "               spec.job.state suspended whatever F says; an existing NEW is\n"
+        "               taken as it is\n"
+        "  --timeout S  how long each step waits for the proxy or the operator\n"
+        "               (default 900: a savepoint may take the job's\n"
+        "               execution.checkpointing.timeout, 10 min by default)\n"
+        "  --abort      give the hand-over up, before T is chosen: every record goes\n"
+        "               back to OLD's colour; refused once T is chosen (records at or\n"
+        "               after T already wait in NEW's topic): fix NEW and run again\n"
+        "\n"
+        "It prints each change of state, then one line:\n"
+        "  handover: from=OLD to=NEW T=... savepoint=... new_job_running_after_ms=... ok\n"
+        "\n"
+        "Exit codes: 0 handed over (or aborted); 1 stopped, with the reason and what\n"
+        "to do; 2 bad command line.\n"
+        "\n"
+        "Where the map is:\n"
+        "  --k8s NAME         the ConfigMap NAME (the proxy's control.k8s.configmap)\n"
+        "  -n, --namespace NS its namespace and the FlinkDeployments' (default: the\n"
+        "                     kubeconfig context's, in a pod its own, else default)\n"
+        "  --kubeconfig PATH  how to reach the API server (default: in a pod its\n"
+        "                     service account, else $KUBECONFIG, else ~/.kube/config)\n"
+        "The RBAC it needs: deploy/kubernetes/handover/role.yaml.\n";
+
+static void final_line(const ho_t *h) {
+        if (line_open)
+                putchar('\n');
+        line_open = false;
+        printf("handover: from=%s to=%s T=%" PRId64
+               " savepoint=%s new_job_running_after_ms=%" PRId64 " ok\n",
+               h->from, h->to, h->t, h->sp, h->running_after);
+}
+
+static int64_t num_or(const char *s, int64_t dflt) {
+        int64_t v;
+        const char *why;
+        return s && *s && !gp_parse_i64(s, strlen(s), &v, &why) ? v : dflt;
+}
+
+/* --abort: only while no T is chosen. */
+static int do_abort(ho_t *h) {
+        for (int attempt = 0;; attempt++) {
+                gp_cm_t *cm = load_map(h);
+                gp_err_t err;
+                if (!cm)
+                        return 1;
+                step_t s = parse_step(gp_cm_get(cm, HO_STEP));
+                char rv[64], from[256], to[256];
+                snprintf(rv, sizeof(rv), "%s", gp_cm_resource_version(cm));
+                snprintf(from, sizeof(from), "%s", cm_get(cm, HO_FROM));
+                snprintf(to, sizeof(to), "%s", cm_get(cm, HO_TO));
+                const char *t = cm_get(cm, GP_KEY_TOGGLE);
+                gp_control_t c;
+                int bad = map_control(h, cm, &c);
+                char tcopy[32];
+                snprintf(tcopy, sizeof(tcopy), "%s", t);
+                gp_cm_destroy(cm);
+                if (bad)
+                        return 1;
+                if (s == S_NONE || s == S_DONE)
+                        return fail("no hand-over in progress on %s; nothing to abort",
+                                    gp_ctl_describe(h->ctl));
+                if (*tcopy || s >= S_SUSPEND)
+                        return fail(
+                                "refused: T=%s is chosen and records at or after it already "
+                                "wait in the %s topic, which nobody but %s would read. The "
+                                "way forward is on: fix %s if it failed, then run "
+                                "`gate-proxy handover --from %s --to %s` again",
+                                *tcopy ? tcopy : "(recorded)", gp_colour_name(c.active), to,
+                                to, from, to);
+                /* As `gate-proxy abort` then `finish`. */
+                gp_kv_t kv[] = {{GP_KEY_ACTIVE, gp_colour_upper(gp_colour_other(c.active))},
+                                {GP_KEY_STAGE, "FAILING"},
+                                {GP_KEY_FIRST, "true"},
+                                {GP_KEY_WM_STAGE, NULL},
+                                {GP_KEY_TOGGLE, NULL},
+                                {GP_KEY_REQ_CUTOFF, NULL},
+                                {GP_KEY_REQ_ALIGN, NULL},
+                                {HO_FROM, NULL},
+                                {HO_TO, NULL},
+                                {HO_STEP, NULL},
+                                {HO_CUTOFF, NULL},
+                                {HO_COLOUR, NULL},
+                                {HO_PREVIOUS, NULL}};
+                /* The precondition: the proxy may choose T meanwhile, and
+                 * then the map moved and this is decided again. */
+                gp_errcode_t rc =
+                        gp_ctl_write(h->ctl, rv, kv, sizeof(kv) / sizeof(kv[0]), &err);
+                if (rc == GP_OK) {
+                        gp_kv_t fin[] = {{GP_KEY_STAGE, "RUNNING"}};
+                        if (gp_ctl_write(h->ctl, NULL, fin, 1, &err) != GP_OK)
+                                return fail("abandoned (stage FAILING), but stage=RUNNING was "
+                                            "not written: %s; run `gate-proxy finish`",
+                                            err.msg);
+                        printf("handover: from=%s to=%s aborted before T: every record goes "
+                               "to "
+                               "%s; %s was not started\n",
+                               from, to, gp_colour_name(gp_colour_other(c.active)), to);
+                        return 0;
+                }
+                if (rc != GP_ERR_CONFLICT || attempt + 1 >= ATTEMPTS)
+                        return fail("%s", err.msg);
+        }
+}
+
+enum { O_K8S = 1, O_NS, O_KC, O_FROM, O_TO, O_TO_FILE, O_TIMEOUT, O_ABORT };
+
+int gp_handover_main(int argc, char **argv) {
+        static const struct option opts[] = {
+                {"k8s", required_argument, 0, O_K8S},
+                {"namespace", required_argument, 0, O_NS},
+                {"kubeconfig", required_argument, 0, O_KC},
+                {"from", required_argument, 0, O_FROM},
+                {"to", required_argument, 0, O_TO},
+                {"to-file", required_argument, 0, O_TO_FILE},
+                {"timeout", required_argument, 0, O_TIMEOUT},
+                {"abort", no_argument, 0, O_ABORT},
+                {0, 0, 0, 0},
+        };
+        const char *map = NULL, *ns = NULL, *kc = NULL, *to_file = NULL;
+        ho_t h = {.timeout_ms = 900000, .t = GP_TS_NONE, .t0 = gp_mono_ms(), .tty = isatty(1)};
+        int abort_it = 0, c;
+        for (int i = 1; i < argc; i++)
+                if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+                        return fputs(usage, stdout), 0;
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "n:", opts, NULL)) != -1) {
+                switch (c) {
+                case O_K8S:
+                        map = optarg;
+                        break;
+                case 'n':
+                case O_NS:
+                        ns = optarg;
+                        break;
+                case O_KC:
+                        kc = optarg;
+                        break;
+                case O_FROM:
+                        h.from = optarg;
+                        break;
+                case O_TO:
+                        h.to = optarg;
+                        break;
+                case O_TO_FILE:
+                        to_file = optarg;
+                        break;
+                case O_ABORT:
+                        abort_it = 1;
+                        break;
+                case O_TIMEOUT: {
+                        int64_t s;
+                        const char *why;
+                        if (gp_parse_i64(optarg, strlen(optarg), &s, &why) || s < 1 ||
+                            s > 86400) {
+                                fprintf(stderr,
+                                        "gate-proxy handover: --timeout: '%s' is not "
+                                        "a number of seconds from 1 to 86400\n",
+                                        optarg);
+                                return GP_EXIT_USAGE;
+                        }
+                        h.timeout_ms = s * 1000;
+                        break;
+                }
+                default:
+                        fprintf(stderr,
+                                "gate-proxy handover: unknown or incomplete option "
+                                "'%s'\n(see `gate-proxy handover --help`)\n",
+                                argv[optind - 1]);
+                        return GP_EXIT_USAGE;
+                }
+        }
+        const char *bad = optind < argc           ? "unexpected argument"
+                          : !map                  ? "--k8s MAP is required (the hand-over "
+                                                    "drives FlinkDeployments in Kubernetes)"
+                          : abort_it              ? NULL
+                          : !h.from || !h.to      ? "--from OLD and --to NEW are required"
+                          : !strcmp(h.from, h.to) ? "--from and --to name the same "
+                                                    "FlinkDeployment"
+                                                  : NULL;
+        if (!bad && !abort_it && (!gp_k8s_name_ok(h.from) || !gp_k8s_name_ok(h.to)))
+                bad = "--from and --to must be FlinkDeployment names (lower-case letters, "
+                      "digits, '-' and '.')";
+        if (bad) {
+                fprintf(stderr,
+                        "gate-proxy handover: %s\n(see `gate-proxy handover --help`)\n", bad);
+                return GP_EXIT_USAGE;
+        }
+
+        gp_err_t err;
+        gp_k8s_conf_t *conf = gp_k8s_conf_load(kc, &err);
+        if (!conf)
+                return fail("kubernetes: %s", err.msg);
+        snprintf(h.ns, sizeof(h.ns), "%s", ns && *ns ? ns : conf->ns ? conf->ns : "default");
+        if (!(h.k = gp_k8s_new(conf, &err)))
+                return fail("kubernetes: %s", err.msg);
+        if (!(h.ctl = gp_ctl_new_k8s(map, h.ns, kc, false, &err))) {
+                gp_k8s_destroy(h.k);
+                return fail("%s", err.msg);
+        }
+        int rc = 1;
+        if (abort_it) {
+                rc = do_abort(&h);
+                goto out;
+        }
+
+        /* Where are we? A recorded hand-over of the same pair goes on. */
+        gp_cm_t *cm = load_map(&h);
+        gp_control_t ctl;
+        if (!cm || map_control(&h, cm, &ctl)) {
+                gp_cm_destroy(cm);
+                goto out;
+        }
+        step_t s = parse_step(gp_cm_get(cm, HO_STEP));
+        const char *rf = cm_get(cm, HO_FROM), *rt = cm_get(cm, HO_TO);
+        bool same = !strcmp(rf, h.from) && !strcmp(rt, h.to);
+        if (s != S_NONE && s != S_DONE && !same) {
+                fail("a hand-over from %s to %s is in progress on %s (step %s): run it again "
+                     "with --from %s --to %s to finish it, or --abort it",
+                     rf, rt, gp_ctl_describe(h.ctl), describe_step(s), rf, rt);
+                gp_cm_destroy(cm);
+                goto out;
+        }
+        if (s != S_NONE && same) {
+                h.t = num_or(gp_cm_get(cm, HO_CUTOFF), GP_TS_NONE);
+                snprintf(h.sp, sizeof(h.sp), "%s", cm_get(cm, HO_SAVEPOINT));
+                snprintf(h.prev, sizeof(h.prev), "%s", cm_get(cm, HO_PREVIOUS));
+                h.suspended_at = num_or(gp_cm_get(cm, HO_SUSPENDED_AT), 0);
+                h.running_after = num_or(gp_cm_get(cm, HO_RUNNING_AFTER), -1);
+        }
+        /* The colours: recorded at the start, else the other one. */
+        if (s == S_NONE || !same || gp_colour_parse(cm_get(cm, HO_COLOUR), &h.new_colour))
+                h.new_colour = gp_colour_other(ctl.active);
+        h.old_colour = gp_colour_other(h.new_colour);
+        gp_cm_destroy(cm);
+        if (s == S_DONE && same) {
+                printf("handover: %s -> %s was already done\n", h.from, h.to);
+                final_line(&h);
+                rc = 0;
+                goto out;
+        }
+        if (s == S_NONE || s == S_DONE) {
+                if (ctl.stage != GP_STAGE_RUNNING) {
+                        fail("%s: stage=%s: a transition is in progress that this command did "
+                             "not start; finish or abort it first (`gate-proxy status`)",
+                             gp_ctl_describe(h.ctl), gp_stage_name(ctl.stage));
+                        goto out;
+                }
+                if (to_file && apply_new(&h, to_file))
+                        goto out;
+                if (precheck(&h))
+                        goto out;
+                gp_kv_t kv[] = {{HO_FROM, h.from},
+                                {HO_TO, h.to},
+                                {HO_STEP, "cutover"},
+                                {HO_CUTOFF, NULL},
+                                {HO_SAVEPOINT, NULL},
+                                {HO_PREVIOUS, h.prev},
+                                {HO_SUSPENDED_AT, NULL},
+                                {HO_RUNNING_AFTER, NULL},
+                                {HO_COLOUR, gp_colour_name(h.new_colour)}};
+                if (record(&h, kv, sizeof(kv) / sizeof(kv[0])))
+                        goto out;
+                s = S_CUTOVER;
+                printf("handover: %s (%s) -> %s (%s) on %s\n", h.from,
+                       gp_colour_name(h.old_colour), h.to, gp_colour_name(h.new_colour),
+                       gp_ctl_describe(h.ctl));
+        } else {
+                printf("handover: %s (%s) -> %s (%s) on %s: going on at step %s\n", h.from,
+                       gp_colour_name(h.old_colour), h.to, gp_colour_name(h.new_colour),
+                       gp_ctl_describe(h.ctl), describe_step(s));
+        }
+        fflush(stdout);
+
+        for (; s < S_DONE; s++) {
+                int64_t began = gp_mono_ms();
+                if (record_step(&h, s))
+                        goto out;
+                int r = 0;
+                switch (s) {
+                case S_CUTOVER:
+                        r = step_cutover(&h);
+                        break;
+                case S_CLEAR:
+                        r = step_clear(&h);
+                        break;
+                case S_SUSPEND:
+                        if (!h.suspended_at) {
+                                char at[24];
+                                h.suspended_at = gp_now_ms();
+                                snprintf(at, sizeof(at), "%" PRId64, h.suspended_at);
+                                gp_kv_t kv[] = {{HO_SUSPENDED_AT, at}};
+                                if (record(&h, kv, 1))
+                                        goto out;
+                        }
+                        r = step_suspend(&h);
+                        if (!r) {
+                                gp_kv_t kv[] = {{HO_SAVEPOINT, h.sp}};
+                                r = record(&h, kv, 1);
+                        }
+                        break;
+                case S_START:
+                        r = step_start(&h);
+                        if (!r) {
+                                char ms[24];
+                                h.running_after = gp_now_ms() - h.suspended_at;
+                                snprintf(ms, sizeof(ms), "%" PRId64, h.running_after);
+                                gp_kv_t kv[] = {{HO_RUNNING_AFTER, ms}};
+                                r = record(&h, kv, 1);
+                        }
+                        break;
+                case S_FINISH:
+                        r = step_finish(&h);
+                        break;
+                default:
+                        break;
+                }
+                if (r) {
+                        fprintf(stderr,
+                                "gate-proxy handover: stopped at step %s; `gate-proxy "
+                                "handover --from %s --to %s` goes on from there\n",
+                                describe_step(s), h.from, h.to);
+                        goto out;
+                }
+                switch (s) {
+                case S_CLEAR:
+                        note(&h, "clear: CLEAR_TO_TEARDOWN at T=%" PRId64 " (%.1f s)", h.t,
+                             (double)(gp_mono_ms() - began) / 1000.0);
+                        break;
+                case S_SUSPEND:
+                        note(&h, "suspend: %s stopped with savepoint %s (%.1f s)", h.from,
+                             h.sp, (double)(gp_mono_ms() - began) / 1000.0);
+                        break;
+                case S_START:
+                        note(&h, "start: %s runs from the savepoint (%.1f s)", h.to,
+                             (double)(gp_mono_ms() - began) / 1000.0);
+                        break;
+                default:
+                        note(&h, "%s: done (%.1f s)", describe_step(s),
+                             (double)(gp_mono_ms() - began) / 1000.0);
+                }
+        }
+        if (record_step(&h, S_DONE))
+                goto out;
+        final_line(&h);
+        rc = 0;
+out:
+        gp_ctl_destroy(h.ctl);
+        gp_k8s_destroy(h.k);
+        return rc;
+}
