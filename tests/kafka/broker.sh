@@ -218,9 +218,16 @@ EOF
   fi
 }
 
-# A Kafka Uuid: 16 random bytes, URL-safe base64 without padding.
+# A Kafka Uuid: 16 random bytes, URL-safe base64 without padding; never
+# one that starts with '-', which the storage tool would read as an option
+# (as Kafka's own Uuid.randomUuid() avoids).
 cluster_id() {
-  head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'
+  local id
+  while :; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+    [ "${id#-}" = "$id" ] && break
+  done
+  printf '%s' "$id"
 }
 
 log_tail() {
