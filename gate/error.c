@@ -5,29 +5,24 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct {
-        const char *name;
-        bool retriable;
-} codes[GP_ERR__COUNT] = {
-        [GP_OK] = {"ok", false},
-        [GP_ERR_FAIL] = {"error", false},
-        [GP_ERR_INVALID] = {"invalid", false},
-        [GP_ERR_CONFLICT] = {"conflict", true},
-        [GP_ERR_NOT_FOUND] = {"not found", false},
-        [GP_ERR_DROPPED] = {"dropped", false},
-        [GP_ERR_DENIED] = {"denied", false},
-        [GP_ERR_TRANSPORT] = {"transport", true},
-        [GP_ERR_IO] = {"i/o", false},
-        [GP_ERR_NOMEM] = {"out of memory", false},
-        [GP_ERR_KAFKA] = {"kafka", false},
+static const char *const names[GP_ERR__COUNT] = {
+        [GP_OK] = "ok",
+        [GP_ERR_FAIL] = "error",
+        [GP_ERR_INVALID] = "invalid",
+        [GP_ERR_CONFLICT] = "conflict",
+        [GP_ERR_NOT_FOUND] = "not found",
+        [GP_ERR_DROPPED] = "dropped",
+        [GP_ERR_DENIED] = "denied",
+        [GP_ERR_TRANSPORT] = "transport",
+        [GP_ERR_IO] = "i/o",
+        [GP_ERR_NOMEM] = "out of memory",
+        [GP_ERR_KAFKA] = "kafka",
 };
 
 gp_errcode_t gp_err_vset(gp_err_t *e, gp_errcode_t code, const char *fmt, va_list ap) {
         if (!e)
                 return code;
         e->code = code;
-        e->retriable = code < GP_ERR__COUNT && codes[code].retriable;
-        e->fatal = false;
         vsnprintf(e->msg, sizeof e->msg, fmt, ap);
         return code;
 }
@@ -61,29 +56,13 @@ gp_errcode_t gp_err_prefix(gp_err_t *e, const char *fmt, ...) {
         return e->code;
 }
 
-gp_errcode_t gp_err_retriable(gp_err_t *e, bool retriable) {
-        if (!e)
-                return GP_ERR_FAIL;
-        e->retriable = retriable;
-        return e->code;
-}
-
-gp_errcode_t gp_err_fatal(gp_err_t *e) {
-        if (!e)
-                return GP_ERR_FAIL;
-        e->fatal = true;
-        e->retriable = false;
-        return e->code;
-}
-
 void gp_err_clear(gp_err_t *e) {
         if (e) {
                 e->code = GP_OK;
-                e->retriable = e->fatal = false;
                 e->msg[0] = '\0';
         }
 }
 
 const char *gp_errcode_name(gp_errcode_t code) {
-        return code < GP_ERR__COUNT && codes[code].name ? codes[code].name : "unknown";
+        return code < GP_ERR__COUNT && names[code] ? names[code] : "unknown";
 }

@@ -1,9 +1,10 @@
-/* gate/error.h: the one error type of proxy/ and k8s/ (docs/DESIGN.md,
- * Errors). An error is a code, whether the same call may succeed later
- * (retriable), whether the process cannot go on (fatal), and a sentence
- * for a person. The caller owns it (usually on its stack); a function
- * that fails fills it and returns its code, or NULL for a constructor.
- * Callers decide on the code and the flags, never on the text.
+/* gate/error.h: the one error type of proxy/, k8s/ and os/ (docs/DESIGN.md,
+ * Errors). An error is a code and a sentence for a person. The caller
+ * owns it (usually on its stack); a function that fails fills it and
+ * returns its code, or NULL for a constructor. Callers decide on the
+ * code, never on the text: whether to read again (CONFLICT), wait for a
+ * peer (TRANSPORT) or give up is the code's meaning, at the layer that
+ * decides.
  * Pure: libc only. */
 #ifndef GP_GATE_ERROR_H
 #define GP_GATE_ERROR_H
@@ -31,24 +32,17 @@ typedef enum gp_errcode {
 
 typedef struct gp_err {
         gp_errcode_t code;
-        bool retriable;
-        bool fatal;
         char msg[GP_ERR_MSG_MAX];
 } gp_err_t;
 
-/* Fills e (may be NULL: the error is only returned) with code, the
- * code's default retriability (CONFLICT and TRANSPORT are), not fatal,
- * and the formatted message; returns code. */
+/* Fills e (may be NULL: the error is only returned) with code and the
+ * formatted message; returns code. */
 __attribute__((format(printf, 3, 4))) gp_errcode_t gp_err_set(gp_err_t *e, gp_errcode_t code,
                                                               const char *fmt, ...);
 gp_errcode_t gp_err_vset(gp_err_t *e, gp_errcode_t code, const char *fmt, va_list ap);
-/* Puts "<formatted>: " before e's message, keeping code and flags. */
+/* Puts "<formatted>: " before e's message, keeping its code. */
 __attribute__((format(printf, 2, 3))) gp_errcode_t gp_err_prefix(gp_err_t *e, const char *fmt,
                                                                  ...);
-/* Marks e retriable or not; returns its code. */
-gp_errcode_t gp_err_retriable(gp_err_t *e, bool retriable);
-/* Marks e fatal; returns its code. */
-gp_errcode_t gp_err_fatal(gp_err_t *e);
 void gp_err_clear(gp_err_t *e);
 /* e's code (GP_ERR_FAIL when e is NULL: an error nobody asked to see). */
 static inline gp_errcode_t gp_err_code(const gp_err_t *e) {

@@ -27,7 +27,13 @@
 static int fail(const char **why, const char *reason) {
         if (why)
                 *why = reason;
-        return -1;
+        return GP_PARSE_SYNTAX;
+}
+
+static int out_of_range(const char **why) {
+        if (why)
+                *why = "integer overflow";
+        return GP_PARSE_RANGE;
 }
 
 static int is_digit(char c) {
@@ -55,12 +61,12 @@ static int read_int(const char *s, size_t len, size_t *i, int64_t *out,
         for (; p < len && is_digit(s[p]); p++) {
                 int d = s[p] - '0';
                 if (v < (INT64_MIN + d) / 10)
-                        return fail(why, "integer overflow");
+                        return out_of_range(why);
                 v = v * 10 - d;
         }
         if (!neg) {
                 if (v == INT64_MIN)
-                        return fail(why, "integer overflow");
+                        return out_of_range(why);
                 v = -v;
         }
         *out = v;
@@ -73,8 +79,9 @@ int gp_parse_i64(const char *s, size_t len, int64_t *out, const char **why) {
         int64_t v;
         if (!s || len == 0)
                 return fail(why, "empty");
-        if (read_int(s, len, &i, &v, why) != 0)
-                return -1;
+        int rc = read_int(s, len, &i, &v, why);
+        if (rc != 0)
+                return rc;
         if (i != len)
                 return fail(why, "trailing characters after the number");
         if (out)

@@ -13,9 +13,14 @@ typedef enum {
         GP_UNIT_US,     /* epoch microseconds (truncated to ms, toward -inf) */
 } gp_unit_t;
 
+/* What gp_parse_i64 found wrong: not a number as written, or a number
+ * that does not fit in 64 bits (a caller can tell the user "too large"). */
+enum { GP_PARSE_SYNTAX = -1, GP_PARSE_RANGE = -2 };
+
 /* Parses a decimal integer, the whole of s[0..len): optional '-', digits,
  * nothing else (no spaces, no '+', no leading zeros beyond a lone "0").
- * 0 on success; -1 with *why set to a static reason. */
+ * 0 on success; GP_PARSE_SYNTAX or GP_PARSE_RANGE with *why set to a
+ * static reason. */
 int gp_parse_i64(const char *s, size_t len, int64_t *out, const char **why);
 
 /* Parses an event time to epoch milliseconds: either a number in `unit`

@@ -16,6 +16,8 @@
 #include "k8s/client.h"
 #include "k8s/http.h"
 #include "k8s/wire.h"
+#include "os/clock.h"
+#include "os/file.h"
 
 #define TOKEN_MAX (64 * 1024)
 
@@ -30,12 +32,6 @@ struct gp_k8s {
         char *token;              /* from token_file */
         int64_t token_read;       /* monotonic ms, 0: read it */
 };
-
-static int64_t mono_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int nomem(gp_err_t *err) {
         return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
@@ -95,37 +91,12 @@ void gp_k8s_set_timeouts(gp_k8s_t *k, long connect_ms, long request_ms) {
 
 /* Reads the token file: at most 64 KiB, surrounding whitespace trimmed. */
 static char *read_token(const char *path, gp_err_t *err) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        char *buf;
-        size_t got = 0;
-        if (fd < 0) {
-                gp_err_set(err, GP_ERR_IO, "token file %s: %s", path, strerror(errno));
+        size_t got;
+        char *buf = gp_file_read(path, TOKEN_MAX, &got, err);
+        if (!buf) {
+                gp_err_prefix(err, "token file");
                 return NULL;
         }
-        if (!(buf = malloc(TOKEN_MAX + 1))) {
-                close(fd);
-                nomem(err);
-                return NULL;
-        }
-        for (;;) {
-                ssize_t r = read(fd, buf + got, TOKEN_MAX + 1 - got);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r < 0) {
-                        gp_err_set(err, GP_ERR_IO, "token file %s: %s", path, strerror(errno));
-                        goto bad;
-                }
-                if (r == 0)
-                        break;
-                got += (size_t)r;
-                if (got > TOKEN_MAX) {
-                        gp_err_set(err, GP_ERR_INVALID, "token file %s: larger than 64 KiB",
-                                   path);
-                        goto bad;
-                }
-        }
-        close(fd);
-        buf[got] = '\0';
         while (got && (buf[got - 1] == '\n' || buf[got - 1] == '\r' || buf[got - 1] == ' ' ||
                        buf[got - 1] == '\t'))
                 buf[--got] = '\0';
@@ -146,10 +117,6 @@ static char *read_token(const char *path, gp_err_t *err) {
                         return NULL;
                 }
         return buf;
-bad:
-        close(fd);
-        free(buf);
-        return NULL;
 }
 
 /* A copy of the bearer token to send (NULL: none; caller wipes it).
@@ -164,7 +131,7 @@ static int bearer(gp_k8s_t *k, bool refresh, char **out, gp_err_t *err) {
         if (!k->conf->token_file)
                 return 0; /* a client certificate */
         pthread_mutex_lock(&k->tok_lock);
-        int64_t now = mono_ms();
+        int64_t now = gp_mono_ms();
         if (refresh || !k->token || now - k->token_read >= GP_K8S_TOKEN_TTL_MS) {
                 char *t = read_token(k->conf->token_file, err);
                 if (!t && !k->token) {

@@ -8,7 +8,7 @@
 
 #include "k8s/http.h"
 
-#define USER_AGENT "gate-proxy/0.1.0"
+#define USER_AGENT "gate-proxy/" GP_VERSION
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static CURLcode global_rc = CURLE_FAILED_INIT;

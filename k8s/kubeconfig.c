@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "k8s/file.h"
+#include "os/file.h"
 #include "k8s/kubeconfig.h"
 
 /* A configuration that cannot be used: NULL. */

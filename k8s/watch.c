@@ -10,6 +10,7 @@
 
 #include "k8s/watch.h"
 #include "k8s/wire.h"
+#include "os/clock.h"
 
 #define BACKOFF_MIN_MS 250
 #define BACKOFF_MAX_MS 30000
@@ -48,12 +49,6 @@ typedef struct {
         gp_err_t fail; /* why the reader ended the stream */
         uint64_t events;
 } stream_t;
-
-static int64_t mono_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint32_t rnd(gp_k8s_watch_t *w) {
         uint32_t x = w->rnd; /* xorshift32 */
@@ -129,26 +124,13 @@ static void failure(gp_k8s_watch_t *w, const gp_err_t *why, bool get) {
         pthread_mutex_unlock(&w->lock);
 }
 
-/* The CLOCK_MONOTONIC time ms from now (the condition variable's clock). */
-static struct timespec deadline_after(int64_t ms) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        t.tv_sec += ms / 1000;
-        t.tv_nsec += (ms % 1000) * 1000000;
-        if (t.tv_nsec >= 1000000000) {
-                t.tv_sec++;
-                t.tv_nsec -= 1000000000;
-        }
-        return t;
-}
-
 /* Sleeps the next backoff (jittered), unless stopped meanwhile. */
 static void backoff_sleep(gp_k8s_watch_t *w, int64_t *backoff) {
         *backoff = *backoff ? *backoff * 2 : BACKOFF_MIN_MS;
         if (*backoff > BACKOFF_MAX_MS)
                 *backoff = BACKOFF_MAX_MS;
         int64_t ms = *backoff / 2 + (int64_t)(rnd(w) % (uint32_t)(*backoff / 2 + 1));
-        struct timespec until = deadline_after(ms);
+        struct timespec until = gp_deadline_ms(ms);
         pthread_mutex_lock(&w->lock);
         while (!w->stop && pthread_cond_timedwait(&w->cond, &w->lock, &until) == 0)
                 ;
@@ -290,7 +272,7 @@ static void *run(void *arg) {
                 w->stats.watches++;
                 pthread_mutex_unlock(&w->lock);
 
-                int64_t t0 = mono_ms();
+                int64_t t0 = gp_mono_ms();
                 long http = 0;
                 int rc = gp_k8s_stream(w->k, path, (long)(ts + 30) * 1000, on_data, on_poll,
                                        &s, &http, &err);
@@ -325,7 +307,7 @@ static void *run(void *arg) {
                 } else if (rc == 0 && http >= 200 && http < 300) {
                         /* The server ended the watch (its timeout): go on
                          * from rv at once, unless it ends them at once. */
-                        if (s.events || mono_ms() - t0 >= 1000) {
+                        if (s.events || gp_mono_ms() - t0 >= 1000) {
                                 healthy(w, false);
                                 backoff = 0;
                                 continue;
@@ -358,7 +340,6 @@ gp_k8s_watch_t *gp_k8s_watch_start(gp_k8s_t *k, const char *ns, const char *name
 gp_k8s_watch_t *gp_k8s_watch_start_at(gp_k8s_t *k, const char *ns, const char *name,
                                       const char *rv, gp_err_t *err) {
         gp_k8s_watch_t *w;
-        pthread_condattr_t ca;
         if (!gp_k8s_namespace_ok(ns) || !gp_k8s_name_ok(name)) {
                 gp_err_set(err, GP_ERR_INVALID,
                            "configmap %.80s/%.80s: not a valid namespace and name",
@@ -373,14 +354,11 @@ gp_k8s_watch_t *gp_k8s_watch_start_at(gp_k8s_t *k, const char *ns, const char *n
         snprintf(w->ns, sizeof(w->ns), "%s", ns);
         snprintf(w->name, sizeof(w->name), "%s", name);
         snprintf(w->start_rv, sizeof(w->start_rv), "%s", rv ? rv : "");
-        w->rnd = (uint32_t)mono_ms() ^ (uint32_t)(uintptr_t)w ^ 0x9e3779b9u;
+        w->rnd = (uint32_t)gp_mono_ms() ^ (uint32_t)(uintptr_t)w ^ 0x9e3779b9u;
         if (!w->rnd)
                 w->rnd = 1;
         pthread_mutex_init(&w->lock, NULL);
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&w->cond, &ca);
-        pthread_condattr_destroy(&ca);
+        gp_cond_init_mono(&w->cond);
         if (pthread_create(&w->thr, NULL, run, w)) {
                 gp_err_set(err, GP_ERR_FAIL, "cannot start the watch thread");
                 gp_k8s_watch_stop(w);
@@ -406,7 +384,7 @@ void gp_k8s_watch_stop(gp_k8s_watch_t *w) {
 }
 
 void gp_k8s_watch_wait_first(gp_k8s_watch_t *w, int64_t ms) {
-        struct timespec until = deadline_after(ms);
+        struct timespec until = gp_deadline_ms(ms);
         pthread_mutex_lock(&w->lock);
         while (!w->first_done && !w->stop &&
                pthread_cond_timedwait(&w->cond, &w->lock, &until) == 0)

@@ -22,6 +22,9 @@ libc='assert|ctype|errno|float|inttypes|limits|math|stdarg|stdbool|stddef|stdint
 report "gate/ includes more than libc and gate/" \
   "$(grep -nE '^\s*#\s*include' -r gate --include='*.[ch]' \
      | grep -vE "#\s*include\s*(<($libc)\.h>|\"gate/[a-z_]+\.h\")" || true)"
+report "os/ includes more than libc, POSIX and gate/" \
+  "$(grep -nE '^\s*#\s*include\s*"' -r os --include='*.[ch]' \
+     | grep -vE '#\s*include\s*"(gate|os)/[a-z_]+\.h"' || true)"
 report "k8s/ reaches into proxy/" \
   "$(grep -nE '^\s*#\s*include\s*"proxy/' -r k8s --include='*.[ch]' || true)"
 report "librdkafka outside proxy/, tests/ and bench/" \

@@ -51,18 +51,6 @@ int gp_log_set_level(const char *name) {
         return -1;
 }
 
-int64_t gp_now_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t gp_mono_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void write_line(gp_log_level_t lvl, const char *topic, int partition, const char *fmt,
                        va_list ap) {
         char line[1024], when[40];

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "os/clock.h" /* gp_now_ms, gp_mono_ms: every user of the log has them */
+
 typedef enum { GP_LOG_ERROR = 0, GP_LOG_WARN, GP_LOG_INFO, GP_LOG_DEBUG } gp_log_level_t;
 
 extern gp_log_level_t gp_log_level;
@@ -43,8 +45,5 @@ void gp_log_write_at(gp_log_level_t lvl, const char *topic, int partition, const
 #define gp_info(...) gp_log(GP_LOG_INFO, __VA_ARGS__)
 #define gp_debug(...) gp_log(GP_LOG_DEBUG, __VA_ARGS__)
 
-/* Wall-clock and monotonic milliseconds. */
-int64_t gp_now_ms(void);
-int64_t gp_mono_ms(void);
 
 #endif

@@ -188,9 +188,9 @@ static int parse_colour(const char *cmd, const char *s, gp_colour_t *out) {
 
 static int parse_num(const char *cmd, const char *opt, const char *s, int64_t min,
                      int64_t *out) {
-        const char *why = NULL;
-        if (gp_parse_i64(s, strlen(s), out, &why) || *out < min) {
-                if (why && !strcmp(why, "integer overflow"))
+        int rc = gp_parse_i64(s, strlen(s), out, NULL);
+        if (rc || *out < min) {
+                if (rc == GP_PARSE_RANGE)
                         fprintf(stderr, "gate-proxy %s: %s: '%s' is too large (at most "
                                 "%lld)\n", cmd, opt, s, (long long)INT64_MAX);
                 else

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "gate/timeparse.h"
-#include "k8s/file.h"
+#include "os/file.h"
 #include "proxy/control/ctl.h"
 
 typedef struct ctlfile {

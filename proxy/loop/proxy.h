@@ -13,8 +13,6 @@
 #include "proxy/conf/conf.h"
 #include "proxy/control/status.h"
 
-#define GP_VERSION "0.1.0"
-
 /* Exit codes of `gate-proxy run` (also documented in the README). */
 enum {
         GP_EXIT_OK = 0,      /* stopped by SIGTERM/SIGINT after finishing the transaction */

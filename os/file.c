@@ -1,4 +1,4 @@
-/* k8s/file.c: capped whole-file reads (see k8s/file.h). libc only. */
+/* os/file.c: capped whole-file reads (os/file.h). libc and POSIX only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,13 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "k8s/file.h"
+#include "os/file.h"
 
 char *gp_file_read(const char *path, size_t max, size_t *len, gp_err_t *err) {
         int fd = open(path, O_RDONLY | O_CLOEXEC), saved = 0;
         struct stat st;
         char *buf = NULL;
-        size_t got = 0;
+        size_t got = 0, want;
 
         *len = 0;
         if (fd < 0) {
@@ -23,19 +23,23 @@ char *gp_file_read(const char *path, size_t max, size_t *len, gp_err_t *err) {
                 errno = saved;
                 return NULL;
         }
-        if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
+        if (fstat(fd, &st) || S_ISDIR(st.st_mode) ||
+            (S_ISREG(st.st_mode) && (size_t)st.st_size > max)) {
                 gp_err_set(err, GP_ERR_IO, "%s: not a regular file of at most %zu bytes", path,
                            max);
                 saved = EFBIG;
                 goto out;
         }
-        if (!(buf = malloc((size_t)st.st_size + 1))) {
+        /* A regular file: its size; anything else: one byte past max tells
+         * a stream that is too long. */
+        want = S_ISREG(st.st_mode) ? (size_t)st.st_size : max + 1;
+        if (!(buf = malloc(want + 1))) {
                 saved = ENOMEM;
                 gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 goto out;
         }
-        while (got < (size_t)st.st_size) {
-                ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        while (got < want) {
+                ssize_t r = read(fd, buf + got, want - got);
                 if (r < 0 && errno == EINTR)
                         continue;
                 if (r < 0) {
@@ -46,8 +50,15 @@ char *gp_file_read(const char *path, size_t max, size_t *len, gp_err_t *err) {
                         goto out;
                 }
                 if (r == 0)
-                        break; /* shrank while we read: take what is there */
+                        break; /* shrank while we read, or the stream ended */
                 got += (size_t)r;
+        }
+        if (got > max) {
+                gp_err_set(err, GP_ERR_IO, "%s: larger than %zu bytes", path, max);
+                saved = EFBIG;
+                free(buf);
+                buf = NULL;
+                goto out;
         }
         buf[got] = '\0';
         *len = got;
