@@ -9,6 +9,8 @@
 #   make bench  (not part of make test; make test only builds it) gate-proxy
 #               against the librdkafka limit, a Kafka Streams peer and kcat
 #               on a real broker; figures in bench/results (bench/run.sh)
+#   make format rewrites the C sources as .clang-format has them (make test
+#               fails, before any broker starts, on a file that differs)
 #   make install  the binary into $(PREFIX)/bin (PREFIX=/usr/local by default)
 #   make soak   (not part of make test) exactly-once under faults for
 #               SOAK_MINUTES (default 30): cutovers back and forth, proxy kills,
@@ -17,7 +19,7 @@
 #               the Grafana dashboard's panels over a real cutover
 BUILD ?= build
 
-.PHONY: all build demo install test e2e build-test unit soak bench config-docs dashboard-png clean
+.PHONY: all build demo install test e2e build-test unit soak bench config-docs dashboard-png format clean
 
 all: build
 
@@ -62,6 +64,11 @@ bench:
 	@cmake --build $(BUILD)/bench
 	bench/run.sh $(BUILD)/bench
 	bench/cost.sh $(BUILD)/bench
+
+# Rewrites the C sources as .clang-format has them (make test checks it).
+format:
+	@scripts/install-deps.sh test
+	tests/format.sh fix
 
 # Regenerates configs/CONFIGURATION.md and the example file from the table.
 config-docs: build

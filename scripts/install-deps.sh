@@ -2,7 +2,7 @@
 # Installs the Debian packages gate-proxy needs, if any are missing.
 #   scripts/install-deps.sh build   libraries and tools to build and demo
 #   scripts/install-deps.sh test    also what the tests need (Criterion,
-#                                   clang for the fuzz targets, a JDK, Maven, kcat,
+#                                   clang for the fuzz targets, clang-format, a JDK, Maven, kcat,
 #                                   Prometheus and promtool for the metrics test,
 #                                   matplotlib for its dashboard PNGs)
 #   scripts/install-deps.sh bench   the test set and valgrind (bench/cost.sh)
@@ -14,7 +14,7 @@ pkgs=(build-essential cmake ninja-build pkg-config
       librdkafka-dev libcjson-dev libcurl4-openssl-dev libyaml-dev libavro-dev
       libmicrohttpd-dev)
 if [ "$what" = test ] || [ "$what" = bench ]; then
-  pkgs+=(libcriterion-dev clang libclang-rt-14-dev kcat default-jdk-headless maven prometheus
+  pkgs+=(libcriterion-dev clang libclang-rt-14-dev clang-format-14 kcat default-jdk-headless maven prometheus
         python3-matplotlib)
 fi
 [ "$what" = bench ] && pkgs+=(valgrind time)

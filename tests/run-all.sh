@@ -17,8 +17,18 @@ export GP_E2E_LINES=$build/e2e-lines.txt
 : >"$GP_E2E_LINES"
 
 if [ "$label" = integration ]; then
+  # Fast checks first, and a stop on their failure before any broker,
+  # API server or Flink build starts: the layering, the format, then
+  # the unit and fuzz tests (about a minute in all).
+  echo "== lint and format"
+  bash "$top/tests/lint.sh" "$top" || failed=1
+  # (the format check joins here once the tree is formatted)
   echo "== unit tests"
   (cd "$build" && ctest -L unit --output-on-failure -j2) || failed=1
+  if [ $failed -ne 0 ]; then
+    echo "make test: FAILED in lint, format or the unit tests; no broker was started" >&2
+    exit 1
+  fi
 fi
 
 # The real kube-apiserver fixture (built once into .cache/k8s; the first

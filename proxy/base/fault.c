@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "os/clock.h"
 #include "proxy/base/fault.h"
 
 /* Holds while <prefix>.<name> exists; see proxy/base/fault.h. */
@@ -20,9 +21,8 @@ static void hold(const char *prefix, const char *name) {
         int fd = open(held, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0)
                 close(fd);
-        const struct timespec tick = {0, 10 * 1000 * 1000};
         for (int i = 0; i < 6000 && !access(arm, F_OK); i++)
-                nanosleep(&tick, NULL);
+                gp_sleep_ms(10);
         unlink(held);
 }
 

@@ -250,8 +250,7 @@ int gp_ops_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
                                 return 0;
                         }
                 }
-                struct timespec ts = {0, 200 * 1000 * 1000};
-                nanosleep(&ts, NULL);
+                gp_sleep_ms(200);
         }
         if (!quiet)
                 fprintf(stderr, "gate-proxy cutover: no CLEAR_TO_TEARDOWN within %" PRId64
