@@ -1,5 +1,6 @@
-/* proxy/cmd/cli.c: command line of gate-proxy: run, init, cutover, finish,
- * abort, status, demo, and the configuration reference. */
+/* proxy/cmd/cli.c: the command line of gate-proxy: argv dispatch, --help for
+ * each command, `run` with its signals and endpoints, the options of the
+ * operator verbs (proxy/ops/verbs.c), demo and the configuration reference. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
