@@ -2,10 +2,11 @@
  *
  * A `key=value` file plus `-X key=value` overrides. Keys starting with
  * `kafka.` pass through to librdkafka (without the prefix); every other key
- * comes from one table (proxy/conf/conf.c) with a type, default, bounds and a
- * description, which also generates configs/CONFIGURATION.md.
- * May use gate/; no librdkafka here (the passthrough list is plain
- * strings and is applied by proxy/loop/loop.c). */
+ * comes from one table (proxy/conf/keys.c) with a type, default, bounds and a
+ * description, which also generates configs/CONFIGURATION.md
+ * (proxy/conf/doc.c). Parsing and checks: proxy/conf/conf.c.
+ * May use gate/; this header has no librdkafka types (the passthrough
+ * list is plain strings and is applied by proxy/loop/clients.c). */
 #ifndef GP_PROXY_CONF_CONF_H
 #define GP_PROXY_CONF_CONF_H
 
@@ -29,8 +30,8 @@ typedef struct gp_conf_kv {
         char *key; /* without the "kafka." prefix */
         char *value;
         char *origin; /* "path:line" or "-X" of the setting in force, so
-                       * proxy/loop/loop.c can report librdkafka's refusal as
-                       * "origin: kafka.key: reason" */
+                       * an error about the key names it: "origin: kafka.key:
+                       * reason" */
 } gp_conf_kv_t;
 
 typedef struct gp_conf {
@@ -140,12 +141,12 @@ int gp_conf_finalize(gp_conf_t *conf, gp_err_t *err);
 int gp_conf_topic_name(const gp_conf_t *conf, const char *tmpl, const char *topic,
                        char *buf, size_t len);
 
-/* Writes the Markdown reference of every key (configs/CONFIGURATION.md). */
 /* The warning for a configuration without a drain check on a colour
  * (gate.drain.group.* unset): what it risks and how to fix it. Writes ""
  * when both colours have one. */
 void gp_conf_drain_warning(const gp_conf_t *conf, char *buf, size_t len);
 
+/* Writes the Markdown reference of every key (configs/CONFIGURATION.md). */
 void gp_conf_write_markdown(FILE *out);
 /* Writes the example file: every key, commented, with its default. */
 void gp_conf_write_example(FILE *out);

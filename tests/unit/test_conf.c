@@ -1,4 +1,4 @@
-/* tests/unit/test_conf.c: proxy/conf/conf.c, the key table, file parsing,
+/* tests/unit/test_conf.c: proxy/conf/, the key table, file parsing,
  * -X overrides, kafka.* passthrough, finalize and the generated documents.
  * Files are written to a temporary file (mkstemp) so errors carry a real
  * "path:line" origin. */
