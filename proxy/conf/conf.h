@@ -151,14 +151,36 @@ void gp_conf_write_markdown(FILE *out);
 /* Writes the example file: every key, commented, with its default. */
 void gp_conf_write_example(FILE *out);
 
-/* gate-proxy's librdkafka settings for bounded memory, role "consumer" or
- * "producer", ended by a NULL key. The proxy applies each unless the
- * configuration sets it (docs in gp_conf_write_markdown);
- * bench/passthrough.c applies them all. */
-typedef struct gp_kafka_default {
-        const char *role, *key, *value;
-} gp_kafka_default_t;
-extern const gp_kafka_default_t gp_bounded_defaults[];
+/* The librdkafka properties gate-proxy decides itself, one table
+ * (proxy/conf/kafka.c) ended by a NULL key, each for the client of one
+ * role, "producer" or "consumer":
+ * - GP_KAFKA_FORCED: set on the proxy's client after the configuration's
+ *   kafka.* (gp_kafka_forced gives the value); with .refused, kafka.KEY
+ *   and kafka.ROLE.KEY are an error saying why (listed by
+ *   gp_conf_write_markdown);
+ * - GP_KAFKA_BOUNDED: gate-proxy's value for bounded memory, applied unless
+ *   the configuration sets the key (docs in gp_conf_write_markdown). */
+typedef enum { GP_KAFKA_FORCED = 0, GP_KAFKA_BOUNDED } gp_kafka_kind_t;
+
+typedef struct gp_kafka_key {
+        const char *role, *key;
+        const char *value;   /* NULL: from the configuration (from_conf) */
+        gp_kafka_kind_t kind;
+        const char *refused; /* FORCED: why kafka.KEY is refused; NULL: a
+                              * kafka.KEY is taken and then overridden */
+        const char *(*from_conf)(const gp_conf_t *conf); /* NULL: value */
+} gp_kafka_key_t;
+typedef gp_kafka_key_t gp_kafka_default_t;
+
+extern const gp_kafka_key_t gp_kafka_keys[];
+/* The BOUNDED rows of gp_kafka_keys (its tail, up to the NULL key), for
+ * proxy/loop/clients.c and bench/passthrough.c, which apply them all. */
+extern const gp_kafka_key_t *const gp_bounded_defaults;
+
+/* The value gate-proxy forces for row k on role's client under conf;
+ * NULL when k is not forced on that role, or this configuration sets
+ * none (transactional.id at at-least-once). */
+const char *gp_kafka_forced(const gp_kafka_key_t *k, const gp_conf_t *conf, const char *role);
 
 /* The key table, for tests and --list-config: the number of keys and the
  * name of key i (NULL when i >= gp_conf_n_keys()). kafka.* not included. */

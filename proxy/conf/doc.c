@@ -2,6 +2,7 @@
  * (proxy/conf/keys.c) and the librdkafka table (proxy/conf/kafka.c):
  * configs/CONFIGURATION.md (gate-proxy --list-config) and
  * configs/gate-proxy.conf.example (gate-proxy --example-config). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -113,8 +114,9 @@ void gp_conf_write_markdown(FILE *out) {
               "| Key | Reason |\n"
               "|---|---|\n",
               out);
-        for (size_t i = 0; i < gp_conf_n_reserved; i++)
-                fprintf(out, "| `kafka.%s` | %s |\n", gp_conf_reserved_keys[i].name, gp_conf_reserved_keys[i].reason);
+        for (const gp_kafka_key_t *k = gp_kafka_keys; k->key; k++)
+                if (k->refused)
+                        fprintf(out, "| `kafka.%s` | %s |\n", k->key, k->refused);
         fputs("\ngate-proxy bounds librdkafka's queues so that its memory stays flat "
               "(23 to 29 MB in make bench, from 1 to 48 partitions and 100-byte to 10 KB records); it sets these "
               "unless the configuration does (`kafka.KEY` or `kafka.ROLE.KEY`):\n"
@@ -122,7 +124,7 @@ void gp_conf_write_markdown(FILE *out) {
               "| Client | librdkafka property | gate-proxy's value |\n"
               "|---|---|---|\n",
               out);
-        for (const gp_kafka_default_t *d = gp_bounded_defaults; d->key; d++)
+        for (const gp_kafka_key_t *d = gp_bounded_defaults; d->key; d++)
                 fprintf(out, "| %s | `%s` | %s |\n", d->role, d->key, d->value);
         fputs("\n`fetch.max.bytes` is left to librdkafka when `message.max.bytes` is set, "
               "and `queue.buffering.max.kbytes` grows to hold two records of the "
@@ -228,9 +230,14 @@ void gp_conf_write_example(FILE *out) {
         fputs("kafka.bootstrap.servers=localhost:9092\n\n", out);
         char list[512];
         size_t o = (size_t)snprintf(list, sizeof list, "Set by gate-proxy and refused here:");
-        for (size_t i = 0; i < gp_conf_n_reserved && o < sizeof list; i++)
-                o += (size_t)snprintf(list + o, sizeof list - o, "%s kafka.%s", i ? "," : "",
-                                      gp_conf_reserved_keys[i].name);
+        bool first = true;
+        for (const gp_kafka_key_t *k = gp_kafka_keys; k->key && o < sizeof list; k++) {
+                if (!k->refused)
+                        continue;
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s kafka.%s", first ? "" : ",",
+                                      k->key);
+                first = false;
+        }
         if (o < sizeof list - 1)
                 snprintf(list + o, sizeof list - o, ".");
         comment_wrapped(out, list, 78);

@@ -1,6 +1,6 @@
 /* proxy/conf/internal.h: what the files of proxy/conf/ share and nothing
  * outside it includes: the key table's row (proxy/conf/keys.c), the value
- * checks finalize runs again, and the reserved librdkafka keys
+ * helpers the checks share, and the refused librdkafka keys
  * (proxy/conf/kafka.c). */
 #ifndef GP_PROXY_CONF_INTERNAL_H
 #define GP_PROXY_CONF_INTERNAL_H
@@ -65,12 +65,4 @@ int gp_conf_split_topics(const char *raw, char **out, int *n, char *why, size_t 
 /* Why kafka.<kname> (without a producer. or consumer. prefix) is refused;
  * NULL when gate-proxy leaves it to the configuration. */
 const char *gp_conf_reserved(const char *kname);
-/* The reserved keys in document order, for proxy/conf/doc.c. */
-typedef struct gp_conf_reserved_key {
-        const char *name; /* without the prefix */
-        const char *reason;
-} gp_conf_reserved_key_t;
-extern const gp_conf_reserved_key_t gp_conf_reserved_keys[];
-extern const size_t gp_conf_n_reserved;
-
 #endif

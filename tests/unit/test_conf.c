@@ -952,6 +952,68 @@ Test(conf, destroy_zeroed_and_null) {
 
 /* ------------------------------------------------------------------ */
 /* Generated documents                                                 */
+/* One table of the librdkafka keys gate-proxy decides: the forced rows,
+ * then the bounded defaults gp_bounded_defaults points at; what a
+ * configuration makes of the forced ones; every refused key refused. */
+Test(conf, kafka_keys_table) {
+        const gp_kafka_key_t *k = gp_kafka_keys;
+        for (; k < gp_bounded_defaults; k++)
+                cr_assert_eq(k->kind, GP_KAFKA_FORCED, "%s", k->key);
+        for (; k->key; k++)
+                cr_assert_eq(k->kind, GP_KAFKA_BOUNDED, "%s", k->key);
+        cr_assert_gt(k - gp_bounded_defaults, 0);
+
+        gp_conf_t c;
+        gp_err_t err;
+        gp_conf_init(&c);
+        cr_assert_eq(load_text(&c,
+                               "gate.pipeline=p\ngate.source.topics=t\n"
+                               "control.file=/tmp/x.json\nkafka.bootstrap.servers=b:9092\n"
+                               "gate.source.start=latest\n",
+                               &err),
+                     GP_OK, "%s", err.msg);
+        cr_assert_eq(gp_conf_finalize(&c, &err), GP_OK, "%s", err.msg);
+        static const char *const want[][3] = {
+                {"producer", "enable.idempotence", "true"},
+                {"producer", "allow.auto.create.topics", "false"},
+                {"producer", "transactional.id", "gate-proxy-p"},
+                {"consumer", "group.id", "gate-proxy-p"},
+                {"consumer", "enable.auto.commit", "false"},
+                {"consumer", "enable.auto.offset.store", "false"},
+                {"consumer", "isolation.level", "read_committed"},
+                {"consumer", "auto.offset.reset", "latest"},
+        };
+        size_t n = 0;
+        for (k = gp_kafka_keys; k->key; k++) {
+                const char *pv = gp_kafka_forced(k, &c, "producer");
+                const char *cv = gp_kafka_forced(k, &c, "consumer");
+                cr_assert(!pv || !cv, "%s forced on both", k->key);
+                if (!pv && !cv)
+                        continue;
+                size_t i = 0;
+                while (i < 8 && strcmp(want[i][1], k->key))
+                        i++;
+                cr_assert_lt(i, 8, "%s is forced", k->key);
+                cr_assert_str_eq(want[i][0], pv ? "producer" : "consumer", "%s", k->key);
+                cr_assert_str_eq(want[i][2], pv ? pv : cv, "%s", k->key);
+                n++;
+        }
+        cr_assert_eq(n, 8);
+        c.delivery = GP_DELIVERY_ALO; /* no transactions, no transactional.id */
+        for (k = gp_kafka_keys; k->key; k++)
+                if (!strcmp(k->key, "transactional.id"))
+                        cr_assert_null(gp_kafka_forced(k, &c, "producer"));
+        for (k = gp_kafka_keys; k->key; k++) {
+                char key[128];
+                if (!k->refused)
+                        continue;
+                snprintf(key, sizeof key, "kafka.%s.%s", k->role, k->key);
+                cr_assert_neq(gp_conf_set(&c, key, "x", "-X", &err), 0, "%s", key);
+                cr_assert(strstr(err.msg, k->refused), "%s", err.msg);
+        }
+        gp_conf_destroy(&c);
+}
+
 
 static char *capture(void (*writer)(FILE *)) {
         char *buf = NULL;
