@@ -26,86 +26,78 @@
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
 
-/* Running out of memory ends the process (as librdkafka's rd_malloc
- * does): a half-built configuration is no state to continue from. */
-static char *xstrndup(const char *s, size_t n) {
-        char *d = malloc(n + 1);
-        if (!d)
-                abort();
-        memcpy(d, s, n);
-        d[n] = '\0';
-        return d;
-}
-
-static char *xstrdup(const char *s) {
-        return xstrndup(s, strlen(s));
-}
-
-__attribute__((format(printf, 3, 4))) static int seterr(char *why, size_t whylen,
-                                                        const char *fmt, ...) {
-        va_list ap;
-        if (why && whylen > 0) {
-                va_start(ap, fmt);
-                vsnprintf(why, whylen, fmt, ap);
-                va_end(ap);
-        }
-        return -1;
-}
-
 /* A setting that cannot be used: GP_ERR_INVALID, "where: key: reason". */
-__attribute__((format(printf, 2, 3))) static int bad(gp_err_t *err, const char *fmt, ...) {
+__attribute__((format(printf, 2, 3))) static gp_errcode_t bad(gp_err_t *err, const char *fmt,
+                                                              ...) {
         va_list ap;
         va_start(ap, fmt);
         gp_err_vset(err, GP_ERR_INVALID, fmt, ap);
         va_end(ap);
-        return -1;
+        return GP_ERR_INVALID;
+}
+
+/* Running out of memory is an error like the others (GP_ERR_NOMEM): the
+ * caller decides whether the process goes on. */
+static gp_errcode_t nomem(gp_err_t *err) {
+        return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
 }
 
 /* The table's check of key, on a value that may have been assigned
- * directly. */
-static int recheck(const char *key, const char *v, char *why, size_t whylen) {
-        return gp_conf_find_prop(key)->check(v, why, whylen);
+ * directly; "key: reason" in err. */
+static gp_errcode_t recheck(const char *key, const char *v, gp_err_t *err) {
+        gp_errcode_t rc = gp_conf_find_prop(key)->check(v, err);
+        if (rc != GP_OK)
+                gp_err_prefix(err, "%s", key);
+        return rc;
 }
 
 /* ------------------------------------------------------------------ */
 /* Setting one key                                                     */
 
 /* "expected an integer between 10 and 60000 ms" */
-static void int_reason(const prop_t *p, char *buf, size_t len) {
+static gp_errcode_t int_reason(const prop_t *p, gp_err_t *err) {
         if (p->minus1)
-                snprintf(buf, len,
-                         "expected -1 (broker default) or an integer between %lld and %lld",
-                         (long long)p->min, (long long)p->max);
-        else
-                snprintf(buf, len, "expected an integer between %lld and %lld%s",
-                         (long long)p->min, (long long)p->max,
-                         p->type == PT_MS ? " ms" : "");
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "expected -1 (broker default) or an integer between %lld "
+                                  "and %lld",
+                                  (long long)p->min, (long long)p->max);
+        return gp_err_set(err, GP_ERR_INVALID, "expected an integer between %lld and %lld%s",
+                          (long long)p->min, (long long)p->max,
+                          p->type == PT_MS ? " ms" : "");
 }
 
-static void enum_reason(const prop_t *p, char *buf, size_t len) {
-        size_t o = (size_t)snprintf(buf, len, "expected one of ");
-        for (int i = 0; p->words[i] && o < len; i++)
-                o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
+static gp_errcode_t enum_reason(const prop_t *p, gp_err_t *err) {
+        char buf[512];
+        size_t o = (size_t)snprintf(buf, sizeof buf, "expected one of ");
+        for (int i = 0; p->words[i] && o < sizeof buf; i++)
+                o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", i ? ", " : "",
                                       p->words[i]);
+        return gp_err_set(err, GP_ERR_INVALID, "%s", buf);
 }
 
-static void store_str(gp_conf_t *conf, const prop_t *p, const char *value) {
+/* The slot keeps its old value when there is no memory for the new. */
+static gp_errcode_t store_str(gp_conf_t *conf, const prop_t *p, const char *value,
+                              gp_err_t *err) {
         char **slot = (char **)(void *)((char *)conf + p->off);
+        char *copy = strdup(value);
+        if (!copy)
+                return nomem(err);
         free(*slot);
-        *slot = xstrdup(value);
+        *slot = copy;
+        return GP_OK;
 }
 
-/* Parses and stores value; -1 with a reason (no origin, no key) in why. */
-static int prop_set(gp_conf_t *conf, const prop_t *p, const char *value, char *why,
-                    size_t whylen) {
+/* Parses and stores value; the reason alone (no origin, no key) in err. */
+static gp_errcode_t prop_set(gp_conf_t *conf, const prop_t *p, const char *value,
+                             gp_err_t *err) {
         int64_t v;
         const char *perr;
+        gp_errcode_t rc;
         switch (p->type) {
         case PT_STR:
-                if (p->check(value, why, whylen) != 0)
-                        return -1;
-                store_str(conf, p, value);
-                return 0;
+                if ((rc = p->check(value, err)) != GP_OK)
+                        return rc;
+                return store_str(conf, p, value, err);
         case PT_BOOL: {
                 bool b;
                 if (strcmp(value, "true") == 0)
@@ -113,18 +105,16 @@ static int prop_set(gp_conf_t *conf, const prop_t *p, const char *value, char *w
                 else if (strcmp(value, "false") == 0)
                         b = false;
                 else
-                        return seterr(why, whylen, "expected true or false");
+                        return gp_err_set(err, GP_ERR_INVALID, "expected true or false");
                 assert(p->size == sizeof b);
                 memcpy((char *)conf + p->off, &b, sizeof b);
-                return 0;
+                return GP_OK;
         }
         case PT_INT:
         case PT_MS:
                 if (gp_parse_i64(value, strlen(value), &v, &perr) != 0 ||
-                    !((v >= p->min && v <= p->max) || (p->minus1 && v == -1))) {
-                        int_reason(p, why, whylen);
-                        return -1;
-                }
+                    !((v >= p->min && v <= p->max) || (p->minus1 && v == -1)))
+                        return int_reason(p, err);
                 if (p->size == sizeof(int64_t)) {
                         memcpy((char *)conf + p->off, &v, sizeof v);
                 } else {
@@ -132,21 +122,19 @@ static int prop_set(gp_conf_t *conf, const prop_t *p, const char *value, char *w
                         assert(p->size == sizeof iv);
                         memcpy((char *)conf + p->off, &iv, sizeof iv);
                 }
-                return 0;
+                return GP_OK;
         case PT_ENUM:
                 for (int i = 0; p->words[i]; i++) {
                         if (strcmp(p->words[i], value) != 0)
                                 continue;
-                        if (p->set_enum)
-                                p->set_enum(conf, i);
-                        else
-                                store_str(conf, p, value);
-                        return 0;
+                        if (!p->set_enum)
+                                return store_str(conf, p, value, err);
+                        p->set_enum(conf, i);
+                        return GP_OK;
                 }
-                enum_reason(p, why, whylen);
-                return -1;
+                return enum_reason(p, err);
         }
-        return seterr(why, whylen, "internal error: unknown type");
+        return gp_err_set(err, GP_ERR_FAIL, "internal error: unknown type");
 }
 
 /* Optimal string alignment distance (a swap of two neighbours costs 1).
@@ -204,7 +192,7 @@ static const char *suggest(const char *key) {
         return best;
 }
 
-static int set_kafka(gp_conf_t *conf, const char *key, const char *value, const char *origin,
+static gp_errcode_t set_kafka(gp_conf_t *conf, const char *key, const char *value, const char *origin,
                      gp_err_t *err) {
         const char *kname = key + KAFKA_PREFIX_LEN;
         const char *reason;
@@ -230,37 +218,47 @@ static int set_kafka(gp_conf_t *conf, const char *key, const char *value, const 
         rd_kafka_conf_t *probe = rd_kafka_conf_new();
         char why[512];
         if (!probe)
-                abort();
+                return nomem(err);
         rd_kafka_conf_res_t res = rd_kafka_conf_set(probe, bare, value, why, sizeof why);
         rd_kafka_conf_destroy(probe);
         if (res != RD_KAFKA_CONF_OK)
                 return bad(err, "%s: %s: %s", origin, key, why);
-        for (int i = 0; i < conf->n_kafka; i++) {
-                gp_conf_kv_t *kv = &conf->kafka[i];
-                if (strcmp(kv->key, kname) != 0)
-                        continue;
-                free(kv->value);
-                free(kv->origin);
-                kv->value = xstrdup(value);
-                kv->origin = xstrdup(origin);
-                return 0;
+        /* The copies first: without memory for them the key keeps its
+         * earlier setting, or stays unset. */
+        gp_conf_kv_t kv = {.value = strdup(value), .origin = strdup(origin)};
+        int i = 0;
+        while (i < conf->n_kafka && strcmp(conf->kafka[i].key, kname) != 0)
+                i++;
+        if (kv.value && kv.origin && i == conf->n_kafka) {
+                gp_conf_kv_t *grown = realloc(conf->kafka, (size_t)(conf->n_kafka + 1) *
+                                                                   sizeof *conf->kafka);
+                if (grown)
+                        conf->kafka = grown;
+                kv.key = grown ? strdup(kname) : NULL;
         }
-        gp_conf_kv_t *grown =
-                realloc(conf->kafka, (size_t)(conf->n_kafka + 1) * sizeof *conf->kafka);
-        if (!grown)
-                abort();
-        conf->kafka = grown;
-        grown[conf->n_kafka].key = xstrdup(kname);
-        grown[conf->n_kafka].value = xstrdup(value);
-        grown[conf->n_kafka].origin = xstrdup(origin);
-        conf->n_kafka++;
-        return 0;
+        if (!kv.value || !kv.origin || (i == conf->n_kafka && !kv.key)) {
+                free(kv.key);
+                free(kv.value);
+                free(kv.origin);
+                return nomem(err);
+        }
+        if (i == conf->n_kafka) {
+                conf->kafka[conf->n_kafka++] = kv;
+                return GP_OK;
+        }
+        free(conf->kafka[i].value);
+        free(conf->kafka[i].origin);
+        conf->kafka[i].value = kv.value;
+        conf->kafka[i].origin = kv.origin;
+        return GP_OK;
 }
 
-int gp_conf_set(gp_conf_t *conf, const char *key, const char *value, const char *origin,
-                gp_err_t *err) {
+gp_errcode_t gp_conf_set(gp_conf_t *conf, const char *key, const char *value,
+                         const char *origin, gp_err_t *err) {
         const prop_t *p;
-        char why[512], b[80];
+        char b[80];
+        gp_err_t why;
+        gp_errcode_t rc;
         if (!origin)
                 origin = "-X";
         if (!key || !value)
@@ -285,16 +283,25 @@ int gp_conf_set(gp_conf_t *conf, const char *key, const char *value, const char 
                            "%s: %s: unknown key; gate-proxy --list-config lists every key",
                            origin, k);
         }
-        if (prop_set(conf, p, value, why, sizeof why) != 0) {
-                bool quoted = value[0] == '"' || value[0] == '\'';
-                return bad(err, "%s: %s: %s%s", origin, key, why,
-                           quoted ? " (write values without quotes)" : "");
+        /* Where it is set, before the value: without memory for it the key
+         * keeps its earlier value. */
+        char *at = strdup(origin);
+        if (!at || (!conf->prop_origin &&
+                    !(conf->prop_origin = calloc(gp_conf_n_props, sizeof(char *))))) {
+                free(at);
+                return nomem(err);
         }
-        if (!conf->prop_origin && !(conf->prop_origin = calloc(gp_conf_n_props, sizeof(char *))))
-                abort();
+        if ((rc = prop_set(conf, p, value, &why)) != GP_OK) {
+                bool quoted = value[0] == '"' || value[0] == '\'';
+                free(at);
+                return gp_err_set(err, rc, "%s: %s: %s%s", origin, key, why.msg,
+                                  rc == GP_ERR_INVALID && quoted
+                                          ? " (write values without quotes)"
+                                          : "");
+        }
         free(conf->prop_origin[p - gp_conf_props]);
-        conf->prop_origin[p - gp_conf_props] = xstrdup(origin);
-        return 0;
+        conf->prop_origin[p - gp_conf_props] = at;
+        return GP_OK;
 }
 
 /* "path:line: " where key was set, "" where it was not (a default). */
@@ -308,8 +315,8 @@ static const char *where(const gp_conf_t *conf, const char *key, char *buf, size
 /* ------------------------------------------------------------------ */
 /* Files                                                               */
 
-int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size_t len,
-                        gp_err_t *err) {
+gp_errcode_t gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf,
+                                 size_t len, gp_err_t *err) {
         char line[GP_CONF_MAX_LINE + 1];
         char origin[600], b[80];
         size_t pos = 0;
@@ -355,29 +362,32 @@ int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size
                 char *v = eq + 1;
                 while (*v && gp_conf_is_space(*v))
                         v++;
-                if (gp_conf_set(conf, s, v, origin, err) != 0)
-                        return -1;
+                gp_errcode_t rc = gp_conf_set(conf, s, v, origin, err);
+                if (rc != GP_OK)
+                        return rc;
         }
-        return 0;
+        return GP_OK;
 }
 
-int gp_conf_load_file(gp_conf_t *conf, const char *path, gp_err_t *err) {
+gp_errcode_t gp_conf_load_file(gp_conf_t *conf, const char *path, gp_err_t *err) {
         FILE *f = fopen(path, "rb");
         char *buf;
         size_t n;
-        int rc;
+        gp_errcode_t rc;
         if (!f)
-                return bad(err, "%s: cannot open: %s", path, strerror(errno));
+                return gp_err_set(err, GP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         /* One byte more than allowed tells a file that is too big. */
         buf = malloc((size_t)GP_CONF_MAX_FILE + 1);
-        if (!buf)
-                abort();
+        if (!buf) {
+                fclose(f);
+                return gp_err_set(err, GP_ERR_NOMEM, "%s: out of memory", path);
+        }
         n = fread(buf, 1, (size_t)GP_CONF_MAX_FILE + 1, f);
         if (ferror(f)) {
                 int e = errno;
                 fclose(f);
                 free(buf);
-                return bad(err, "%s: cannot read: %s", path, strerror(e));
+                return gp_err_set(err, GP_ERR_IO, "%s: cannot read: %s", path, strerror(e));
         }
         fclose(f);
         rc = gp_conf_load_buffer(conf, path, buf, n, err);
@@ -388,19 +398,24 @@ int gp_conf_load_file(gp_conf_t *conf, const char *path, gp_err_t *err) {
 /* ------------------------------------------------------------------ */
 /* init, destroy                                                       */
 
-void gp_conf_init(gp_conf_t *conf) {
-        char why[256];
+gp_errcode_t gp_conf_init(gp_conf_t *conf) {
+        gp_err_t why;
         memset(conf, 0, sizeof *conf);
         for (size_t i = 0; i < gp_conf_n_props; i++) {
-                if (!gp_conf_props[i].def)
+                const prop_t *p = &gp_conf_props[i];
+                if (!p->def)
                         continue;
-                if (prop_set(conf, &gp_conf_props[i], gp_conf_props[i].def, why, sizeof why) != 0) {
-                        /* A default the table itself refuses: a bug here. */
-                        fprintf(stderr, "gate-proxy: bad default of %s: %s\n",
-                                gp_conf_props[i].name, why);
-                        abort();
+                /* Out of memory, or a default the table itself refuses (a
+                 * bug here, which the unit tests catch): kept for
+                 * gp_conf_finalize, for a caller that does not look. */
+                gp_errcode_t rc = prop_set(conf, p, p->def, &why);
+                if (rc != GP_OK) {
+                        conf->init_rc = rc;
+                        conf->init_key = p->name;
+                        return rc;
                 }
         }
+        return GP_OK;
 }
 
 static void free_topics(gp_conf_t *conf) {
@@ -439,14 +454,14 @@ void gp_conf_destroy(gp_conf_t *conf) {
 /* ------------------------------------------------------------------ */
 /* finalize                                                            */
 
-int gp_conf_topic_name(const gp_conf_t *conf, const char *tmpl, const char *topic, char *buf,
-                       size_t len) {
+gp_errcode_t gp_conf_topic_name(const gp_conf_t *conf, const char *tmpl, const char *topic,
+                                char *buf, size_t len) {
         size_t o = 0;
         if (!buf || len == 0)
-                return -1;
+                return GP_ERR_INVALID;
         buf[0] = '\0';
         if (!tmpl)
-                return -1;
+                return GP_ERR_INVALID;
         for (const char *p = tmpl; *p;) {
                 const char *rep = NULL;
                 size_t skip = 0;
@@ -474,15 +489,15 @@ int gp_conf_topic_name(const gp_conf_t *conf, const char *tmpl, const char *topi
                 }
         }
         buf[o] = '\0';
-        return 0;
+        return GP_OK;
 fail:
         buf[0] = '\0';
-        return -1;
+        return GP_ERR_INVALID;
 }
 
 /* Replaces {pipeline} in *slot, and checks the result's length. */
-static int expand_pipeline(gp_conf_t *conf, char **slot, const char *key, size_t max,
-                           gp_err_t *err) {
+static gp_errcode_t expand_pipeline(gp_conf_t *conf, char **slot, const char *key,
+                                    size_t max, gp_err_t *err) {
         char buf[1024];
         if (gp_conf_topic_name(conf, *slot, NULL, buf, sizeof buf) != 0 ||
             strlen(buf) > max)
@@ -490,9 +505,12 @@ static int expand_pipeline(gp_conf_t *conf, char **slot, const char *key, size_t
                            "%s: longer than %zu characters once {pipeline} "
                            "is replaced",
                            key, max);
+        char *copy = strdup(buf);
+        if (!copy)
+                return nomem(err);
         free(*slot);
-        *slot = xstrdup(buf);
-        return 0;
+        *slot = copy;
+        return GP_OK;
 }
 
 typedef struct {
@@ -502,15 +520,16 @@ typedef struct {
 /* The colour topics of every source topic: valid, distinct from each
  * other, from the source topics and from the dead-letter topic. A clash
  * would route a record back into a source or mix the two jobs' inputs. */
-static int check_colour_names(const gp_conf_t *conf, gp_err_t *err) {
+static gp_errcode_t check_colour_names(const gp_conf_t *conf, gp_err_t *err) {
         static const char *const keys[2] = {"gate.topic.blue", "gate.topic.green"};
         static const char *const colours[2] = {"blue", "green"};
         const char *tmpls[2] = {conf->topic_blue, conf->topic_green};
-        int n = conf->n_topics, rc = -1;
+        int n = conf->n_topics;
+        gp_errcode_t rc = GP_ERR_INVALID;
         tname_t *names = calloc((size_t)(2 * n) + 1, sizeof *names);
         char big[1024];
         if (!names)
-                abort();
+                return nomem(err);
         for (int c = 0; c < 2; c++) {
                 for (int i = 0; i < n; i++) {
                         if (gp_conf_topic_name(conf, tmpls[c], conf->topics[i], big,
@@ -553,15 +572,21 @@ static int check_colour_names(const gp_conf_t *conf, gp_err_t *err) {
                         }
                 }
         }
-        rc = 0;
+        rc = GP_OK;
 out:
         free(names);
         return rc;
 }
 
-int gp_conf_finalize(gp_conf_t *conf, gp_err_t *err) {
-        char why[512];
+gp_errcode_t gp_conf_finalize(gp_conf_t *conf, gp_err_t *err) {
         const gp_conf_kv_t *servers = NULL;
+        gp_errcode_t rc;
+
+        if (conf->init_rc != GP_OK)
+                return gp_err_set(err, conf->init_rc, "%s: %s", conf->init_key,
+                                  conf->init_rc == GP_ERR_NOMEM
+                                          ? "out of memory"
+                                          : "the table's default is refused");
 
         for (int i = 0; i < conf->n_kafka; i++) {
                 const char *k = conf->kafka[i].key, *reason;
@@ -606,19 +631,17 @@ int gp_conf_finalize(gp_conf_t *conf, gp_err_t *err) {
         if (!conf->topic_blue || !conf->topic_green || !conf->dlq_topic ||
             !conf->transactional_id || !conf->group_id)
                 return bad(err, "gp_conf_finalize: conf was not initialised");
-        if (recheck("gate.pipeline", conf->pipeline, why, sizeof why) != 0)
-                return bad(err, "gate.pipeline: %s", why);
-        if (recheck("gate.topic.blue", conf->topic_blue, why, sizeof why) != 0)
-                return bad(err, "gate.topic.blue: %s", why);
-        if (recheck("gate.topic.green", conf->topic_green, why, sizeof why) != 0)
-                return bad(err, "gate.topic.green: %s", why);
+        if ((rc = recheck("gate.pipeline", conf->pipeline, err)) != GP_OK ||
+            (rc = recheck("gate.topic.blue", conf->topic_blue, err)) != GP_OK ||
+            (rc = recheck("gate.topic.green", conf->topic_green, err)) != GP_OK)
+                return rc;
         if (strcmp(conf->topic_blue, conf->topic_green) == 0)
                 return bad(err,
                            "gate.topic.green: same as gate.topic.blue (\"%s\"); blue and "
                            "green need different topics",
                            conf->topic_green);
-        if (recheck("gate.dlq.topic", conf->dlq_topic, why, sizeof why) != 0)
-                return bad(err, "gate.dlq.topic: %s", why);
+        if ((rc = recheck("gate.dlq.topic", conf->dlq_topic, err)) != GP_OK)
+                return rc;
 
         /* Exactly one control backend. */
         if (!conf->control_file && !conf->k8s_configmap)
@@ -674,19 +697,22 @@ int gp_conf_finalize(gp_conf_t *conf, gp_err_t *err) {
                                                : "schema.registry.ssl.certificate.location");
 
         /* Derived values. */
-        if (expand_pipeline(conf, &conf->transactional_id, "gate.transactional.id", ID_MAX,
-                            err) != 0 ||
-            expand_pipeline(conf, &conf->group_id, "gate.group.id", ID_MAX, err) != 0 ||
-            expand_pipeline(conf, &conf->dlq_topic, "gate.dlq.topic", TOPIC_MAX, err) != 0)
-                return -1;
+        if ((rc = expand_pipeline(conf, &conf->transactional_id, "gate.transactional.id",
+                                  ID_MAX, err)) != GP_OK ||
+            (rc = expand_pipeline(conf, &conf->group_id, "gate.group.id", ID_MAX, err)) !=
+                    GP_OK ||
+            (rc = expand_pipeline(conf, &conf->dlq_topic, "gate.dlq.topic", TOPIC_MAX, err)) !=
+                    GP_OK)
+                return rc;
         if (!gp_conf_topic_name_ok(conf->dlq_topic, strlen(conf->dlq_topic)))
                 return bad(err, "gate.dlq.topic: \"%s\" is not a valid topic name",
                            conf->dlq_topic);
         free_topics(conf);
-        if (gp_conf_split_topics(conf->source_topics_raw, conf->topics, &conf->n_topics, why,
-                         sizeof why) != 0) {
+        if ((rc = gp_conf_split_topics(conf->source_topics_raw, conf->topics, &conf->n_topics,
+                                       err)) != GP_OK) {
                 free_topics(conf); /* n_topics counts what was stored */
-                return bad(err, "gate.source.topics: %s", why);
+                gp_err_prefix(err, "gate.source.topics");
+                return rc;
         }
         for (int i = 0; i < conf->n_topics; i++)
                 if (strcmp(conf->topics[i], conf->dlq_topic) == 0)

@@ -103,43 +103,55 @@ typedef struct gp_conf {
         /* Where each gate.*, control.*, schema.registry.* and log.* key was
          * set ("path:line" or "-X"), by the table's order; NULL: not set. */
         char **prop_origin;
+
+        /* GP_OK, or why gp_conf_init could not set the default of
+         * init_key (GP_ERR_NOMEM): gp_conf_finalize reports it. */
+        gp_errcode_t init_rc;
+        const char *init_key;
 } gp_conf_t;
 
-/* Fills every field with its default (strings owned by conf). */
-void gp_conf_init(gp_conf_t *conf);
+/* Fills every field with its default (strings owned by conf). GP_OK, or
+ * GP_ERR_NOMEM: conf may then be destroyed, and gp_conf_finalize refuses
+ * it with the same code. */
+gp_errcode_t gp_conf_init(gp_conf_t *conf);
 /* Frees what conf owns; accepts a zeroed or initialised conf. */
 void gp_conf_destroy(gp_conf_t *conf);
 
 /* Sets one key. `origin` is used in the error ("file:line" or "-X").
- * Errors: "<origin>: <key>: <reason>" in err, return -1. */
-int gp_conf_set(gp_conf_t *conf, const char *key, const char *value, const char *origin,
-                gp_err_t *err);
+ * Errors: "<origin>: <key>: <reason>" in err; GP_ERR_INVALID (a key or
+ * value that cannot be used) or GP_ERR_NOMEM (the key keeps its earlier
+ * value). */
+gp_errcode_t gp_conf_set(gp_conf_t *conf, const char *key, const char *value,
+                         const char *origin, gp_err_t *err);
 
 /* Reads a key=value file: '#' comments, blank lines, whitespace around key
- * and value trimmed. First error: "path:line: key: reason", return -1.
+ * and value trimmed. First error: "path:line: key: reason", with
+ * gp_conf_set's codes, or GP_ERR_IO when the file cannot be read.
  * A file larger than GP_CONF_MAX_FILE or a line longer than
  * GP_CONF_MAX_LINE is refused. Keys set before the error stay set. */
-int gp_conf_load_file(gp_conf_t *conf, const char *path, gp_err_t *err);
+gp_errcode_t gp_conf_load_file(gp_conf_t *conf, const char *path, gp_err_t *err);
 
 /* gp_conf_load_file on bytes already in memory (buf need not be
  * NUL-terminated); `name` stands for the path in errors ("name:line").
  * Also the entry point of tests/fuzz/fuzz_conf.c. */
-int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size_t len,
-                        gp_err_t *err);
+gp_errcode_t gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf,
+                                 size_t len, gp_err_t *err);
 
 /* Cross-field checks and derived values (required keys present, templates
  * contain {topic}, defaults that depend on gate.pipeline, topics split,
  * exactly one control backend: control.file or control.k8s.configmap).
- * "<key>: <reason>" in err, return -1. Afterwards transactional_id,
- * group_id and dlq_topic are plain names ({pipeline} expanded); topic_blue
- * and topic_green stay templates for gp_conf_topic_name. */
-int gp_conf_finalize(gp_conf_t *conf, gp_err_t *err);
+ * "<key>: <reason>" in err, GP_ERR_INVALID (or GP_ERR_NOMEM). Afterwards
+ * transactional_id, group_id and dlq_topic are plain names ({pipeline}
+ * expanded); topic_blue and topic_green stay templates for
+ * gp_conf_topic_name. */
+gp_errcode_t gp_conf_finalize(gp_conf_t *conf, gp_err_t *err);
 
-/* Expands a topic template ({topic}, {pipeline}) into buf. 0 on success;
- * -1 if it does not fit in len bytes, or a placeholder has no value
- * (topic NULL, or gate.pipeline not set). */
-int gp_conf_topic_name(const gp_conf_t *conf, const char *tmpl, const char *topic,
-                       char *buf, size_t len);
+/* Expands a topic template ({topic}, {pipeline}) into buf. GP_OK;
+ * GP_ERR_INVALID (buf "", no message: the caller names the key) if it
+ * does not fit in len bytes, or a placeholder has no value (topic NULL,
+ * or gate.pipeline not set). */
+gp_errcode_t gp_conf_topic_name(const gp_conf_t *conf, const char *tmpl, const char *topic,
+                                char *buf, size_t len);
 
 /* The warning for a configuration without a drain check on a colour
  * (gate.drain.group.* unset): what it risks and how to fix it. Writes ""

@@ -14,7 +14,9 @@
 #define TOPIC_MAX 249 /* Kafka's limit on a topic name */
 #define ID_MAX 249    /* transactional.id / group.id after expansion */
 
-typedef int (*check_fn)(const char *v, char *why, size_t whylen);
+/* A check of a string value: GP_OK, or err filled with the reason alone
+ * (no origin, no key). */
+typedef gp_errcode_t (*check_fn)(const char *v, gp_err_t *err);
 
 typedef enum {
         PT_STR,  /* char *, validated by .check */
@@ -59,8 +61,9 @@ const char *gp_conf_shown(const char *s, size_t len, char *buf, size_t buflen);
 /* Checks a topic name span: 1..249 of [A-Za-z0-9._-], not "." or "..". */
 bool gp_conf_topic_name_ok(const char *s, size_t n);
 /* Splits a topic list. With out != NULL, stores copies there (the caller
- * frees them, also on error). *n is the count. */
-int gp_conf_split_topics(const char *raw, char **out, int *n, char *why, size_t whylen);
+ * frees them, also on error). *n is the count. GP_ERR_INVALID or
+ * GP_ERR_NOMEM with the reason in err. */
+gp_errcode_t gp_conf_split_topics(const char *raw, char **out, int *n, gp_err_t *err);
 
 /* Why kafka.<kname> (without a producer. or consumer. prefix) is refused;
  * NULL when gate-proxy leaves it to the configuration. */

@@ -16,26 +16,15 @@
 
 #define PIPELINE_MAX 100
 
-/* Running out of memory ends the process (as librdkafka's rd_malloc
- * does): a half-built configuration is no state to continue from. */
-static char *xstrndup(const char *s, size_t n) {
-        char *d = malloc(n + 1);
-        if (!d)
-                abort();
-        memcpy(d, s, n);
-        d[n] = '\0';
-        return d;
-}
-
-__attribute__((format(printf, 3, 4))) static int seterr(char *why, size_t whylen,
-                                                        const char *fmt, ...) {
+/* A value that cannot be used: GP_ERR_INVALID with the reason (no origin,
+ * no key: gp_conf_set puts them before it). */
+__attribute__((format(printf, 2, 3))) static gp_errcode_t invalid(gp_err_t *err,
+                                                                  const char *fmt, ...) {
         va_list ap;
-        if (why && whylen > 0) {
-                va_start(ap, fmt);
-                vsnprintf(why, whylen, fmt, ap);
-                va_end(ap);
-        }
-        return -1;
+        va_start(ap, fmt);
+        gp_err_vset(err, GP_ERR_INVALID, fmt, ap);
+        va_end(ap);
+        return GP_ERR_INVALID;
 }
 
 static bool is_topic_char(char c) {
@@ -80,24 +69,25 @@ bool gp_conf_topic_name_ok(const char *s, size_t n) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Validators of string values. Each returns 0, or -1 with a reason.     */
+/* Validators of string values. Each returns GP_OK, or fills err with
+ * the reason (GP_ERR_INVALID; GP_ERR_NOMEM when out of memory).       */
 
-static int check_pipeline(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_pipeline(const char *v, gp_err_t *err) {
         size_t n = strlen(v);
         for (size_t i = 0; i < n; i++)
                 if (!is_topic_char(v[i]))
                         n = 0;
         if (n == 0 || n > PIPELINE_MAX)
-                return seterr(why, whylen,
+                return invalid(err,
                               "expected 1 to 100 characters from A-Z a-z 0-9 . _ -");
-        return 0;
+        return GP_OK;
 }
 
 /* Walks a template. `topic` allows {topic}, `pipeline` {pipeline};
  * `topic_chars` limits the rest to topic-name characters (otherwise any
  * printable ASCII but space). Sets *has_topic. */
-static int check_template(const char *v, bool topic, bool topic_chars, bool *has_topic,
-                          char *why, size_t whylen) {
+static gp_errcode_t check_template(const char *v, bool topic, bool topic_chars, bool *has_topic,
+                          gp_err_t *err) {
         char b[80];
         *has_topic = false;
         for (const char *p = v; *p;) {
@@ -109,14 +99,14 @@ static int check_template(const char *v, bool topic, bool topic_chars, bool *has
                 } else if (*p == '{') {
                         const char *end = strchr(p, '}');
                         size_t n = end ? (size_t)(end - p) + 1 : strlen(p);
-                        return seterr(why, whylen,
+                        return invalid(err,
                                       "unknown placeholder %s; allowed: %s",
                                       gp_conf_shown(p, n, b, sizeof b),
                                       topic ? "{topic}, {pipeline}" : "{pipeline}");
                 } else if (topic_chars ? !is_topic_char(*p)
                                        : ((unsigned char)*p <= 0x20 ||
                                           (unsigned char)*p >= 0x7f)) {
-                        return seterr(why, whylen, "'%s' is not allowed; expected %s",
+                        return invalid(err, "'%s' is not allowed; expected %s",
                                       gp_conf_shown(p, 1, b, sizeof b),
                                       topic_chars ? "A-Z a-z 0-9 . _ - and placeholders"
                                                   : "printable characters without spaces");
@@ -124,136 +114,140 @@ static int check_template(const char *v, bool topic, bool topic_chars, bool *has
                         p++;
                 }
         }
-        return 0;
+        return GP_OK;
 }
 
-static int check_colour_template(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_colour_template(const char *v, gp_err_t *err) {
         bool has_topic;
-        if (check_template(v, true, true, &has_topic, why, whylen) != 0)
-                return -1;
+        gp_errcode_t rc = check_template(v, true, true, &has_topic, err);
+        if (rc != GP_OK)
+                return rc;
         if (!has_topic)
-                return seterr(why, whylen,
+                return invalid(err,
                               "expected a template containing {topic}, e.g. {topic}.blue");
-        return 0;
+        return GP_OK;
 }
 
-static int check_dlq_template(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_dlq_template(const char *v, gp_err_t *err) {
         bool has_topic;
         if (strstr(v, "{topic}"))
-                return seterr(why, whylen,
+                return invalid(err,
                               "{topic} is not allowed: there is one dead-letter topic per "
                               "pipeline");
         if (*v == '\0')
-                return seterr(why, whylen, "expected a topic name, e.g. {pipeline}.dlq");
-        return check_template(v, false, true, &has_topic, why, whylen);
+                return invalid(err, "expected a topic name, e.g. {pipeline}.dlq");
+        return check_template(v, false, true, &has_topic, err);
 }
 
-static int check_id(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_id(const char *v, gp_err_t *err) {
         bool has_topic;
         if (*v == '\0')
-                return seterr(why, whylen,
+                return invalid(err,
                               "expected 1 to 249 printable characters without spaces, "
                               "e.g. gate-proxy-{pipeline}");
-        return check_template(v, false, false, &has_topic, why, whylen);
+        return check_template(v, false, false, &has_topic, err);
 }
 
-static int check_group(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_group(const char *v, gp_err_t *err) {
         size_t n = strlen(v);
         bool ok = n >= 1 && n <= ID_MAX;
         for (size_t i = 0; ok && i < n; i++)
                 ok = v[i] > ' ' && v[i] < 0x7f;
-        return ok ? 0
-                  : seterr(why, whylen,
+        return ok ? GP_OK
+                  : invalid(err,
                            "expected a consumer group id: 1 to 249 printable characters "
                            "without spaces");
 }
 
-static int check_path(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_path(const char *v, gp_err_t *err) {
         if (*v == '\0')
-                return seterr(why, whylen, "expected a file path");
-        return 0;
+                return invalid(err, "expected a file path");
+        return GP_OK;
 }
 
 /* HOST:PORT, the host an IPv4 address or a name, the port 1-65535. */
-static int check_listen(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_listen(const char *v, gp_err_t *err) {
         const char *colon = strrchr(v, ':');
         int64_t port;
         const char *perr;
         if (!colon || colon == v || !colon[1] ||
             gp_parse_i64(colon + 1, strlen(colon + 1), &port, &perr) || port < 1 ||
             port > 65535)
-                return seterr(why, whylen, "expected HOST:PORT, e.g. 0.0.0.0:9464 or "
+                return invalid(err, "expected HOST:PORT, e.g. 0.0.0.0:9464 or "
                                            "127.0.0.1:9464");
         for (const char *c = v; c < colon; c++)
                 if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
                       (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
-                        return seterr(why, whylen, "expected HOST:PORT with an IPv4 address "
+                        return invalid(err, "expected HOST:PORT with an IPv4 address "
                                                    "or a host name, e.g. 0.0.0.0:9464");
-        return 0;
+        return GP_OK;
 }
 
-static int check_configmap_name(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_configmap_name(const char *v, gp_err_t *err) {
         if (!gp_k8s_name_ok(v))
-                return seterr(why, whylen,
+                return invalid(err,
                               "expected a ConfigMap name: lower-case letters, digits, '-' and "
                               "'.', at most 253, e.g. orders-bluegreen-configmap");
-        return 0;
+        return GP_OK;
 }
 
-static int check_namespace(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_namespace(const char *v, gp_err_t *err) {
         if (!gp_k8s_namespace_ok(v))
-                return seterr(why, whylen,
+                return invalid(err,
                               "expected a namespace name: lower-case letters, digits and '-', "
                               "at most 63");
-        return 0;
+        return GP_OK;
 }
 
-static int check_event_time(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_event_time(const char *v, gp_err_t *err) {
         if (strcmp(v, "kafka-timestamp") == 0)
-                return 0;
+                return GP_OK;
         if (strncmp(v, "json:", 5) == 0)
-                return v[5] ? 0
-                            : seterr(why, whylen,
+                return v[5] ? GP_OK
+                            : invalid(err,
                                      "expected a JSON path after json:, e.g. json:payload.ts");
         if (strncmp(v, "header:", 7) == 0)
-                return v[7] ? 0
-                            : seterr(why, whylen,
+                return v[7] ? GP_OK
+                            : invalid(err,
                                      "expected a header name after header:, e.g. "
                                      "header:event-time");
         if (strncmp(v, "avro:", 5) == 0) {
                 gp_extract_t x;
-                return gp_extract_compile(&x, v, GP_UNIT_MS, why, whylen);
+                char why[512];
+                if (gp_extract_compile(&x, v, GP_UNIT_MS, why, sizeof why) != 0)
+                        return invalid(err, "%s", why);
+                return GP_OK;
         }
-        return seterr(why, whylen,
+        return invalid(err,
                       "expected kafka-timestamp, json:PATH, header:NAME or avro:PATH");
 }
 
-static int check_url(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_url(const char *v, gp_err_t *err) {
         if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8))
-                return seterr(why, whylen,
+                return invalid(err,
                               "expected an http:// or https:// URL, e.g. "
                               "http://schema-registry:8081");
         if (strchr(v, ' ') || strchr(v, ','))
-                return seterr(why, whylen, "expected one URL, without spaces or commas");
-        return 0;
+                return invalid(err, "expected one URL, without spaces or commas");
+        return GP_OK;
 }
 
-static int check_userinfo(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_userinfo(const char *v, gp_err_t *err) {
         if (!strchr(v, ':'))
-                return seterr(why, whylen, "expected USER:PASSWORD");
-        return 0;
+                return invalid(err, "expected USER:PASSWORD");
+        return GP_OK;
 }
 
 /* Splits a topic list. With out != NULL, stores copies there (the caller
  * frees them, also on error). *n is the count. */
-int gp_conf_split_topics(const char *raw, char **out, int *n, char *why, size_t whylen) {
+gp_errcode_t gp_conf_split_topics(const char *raw, char **out, int *n, gp_err_t *err) {
         const char *spans[GP_CONF_MAX_TOPICS];
         size_t lens[GP_CONF_MAX_TOPICS];
         char b[80];
         const char *p = raw;
         *n = 0;
         if (*raw == '\0')
-                return seterr(why, whylen,
+                return invalid(err,
                               "expected a comma-separated list of topic names, e.g. "
                               "orders,payments");
         for (;;) {
@@ -265,33 +259,33 @@ int gp_conf_split_topics(const char *raw, char **out, int *n, char *why, size_t 
                         end--;
                 size_t len = (size_t)(end - p);
                 if (len == 0)
-                        return seterr(why, whylen, "empty topic name in the list");
+                        return invalid(err, "empty topic name in the list");
                 if (!gp_conf_topic_name_ok(p, len))
-                        return seterr(why, whylen,
+                        return invalid(err,
                                       "\"%s\" is not a valid topic name (1 to 249 characters "
                                       "from A-Z a-z 0-9 . _ -)",
                                       gp_conf_shown(p, len, b, sizeof b));
                 for (int i = 0; i < *n; i++)
                         if (lens[i] == len && memcmp(spans[i], p, len) == 0)
-                                return seterr(why, whylen, "\"%.*s\" is listed twice",
+                                return invalid(err, "\"%.*s\" is listed twice",
                                               (int)len, p);
                 if (*n == GP_CONF_MAX_TOPICS)
-                        return seterr(why, whylen, "more than %d topics",
+                        return invalid(err, "more than %d topics",
                                       GP_CONF_MAX_TOPICS);
                 spans[*n] = p;
                 lens[*n] = len;
-                if (out)
-                        out[*n] = xstrndup(p, len);
+                if (out && !(out[*n] = strndup(p, len)))
+                        return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 (*n)++;
                 if (!comma)
-                        return 0;
+                        return GP_OK;
                 p = comma + 1;
         }
 }
 
-static int check_topics(const char *v, char *why, size_t whylen) {
+static gp_errcode_t check_topics(const char *v, gp_err_t *err) {
         int n;
-        return gp_conf_split_topics(v, NULL, &n, why, whylen);
+        return gp_conf_split_topics(v, NULL, &n, err);
 }
 
 /* ------------------------------------------------------------------ */
