@@ -2,10 +2,11 @@
  *
  * A `key=value` file plus `-X key=value` overrides. Keys starting with
  * `kafka.` pass through to librdkafka (without the prefix); every other key
- * comes from one table (proxy/conf/conf.c) with a type, default, bounds and a
- * description, which also generates configs/CONFIGURATION.md.
- * May use gate/; no librdkafka here (the passthrough list is plain
- * strings and is applied by proxy/loop/loop.c). */
+ * comes from one table (proxy/conf/keys.c) with a type, default, bounds and a
+ * description, which also generates configs/CONFIGURATION.md
+ * (proxy/conf/doc.c). Parsing and checks: proxy/conf/conf.c.
+ * May use gate/; this header has no librdkafka types (the passthrough
+ * list is plain strings and is applied by proxy/loop/clients.c). */
 #ifndef GP_PROXY_CONF_CONF_H
 #define GP_PROXY_CONF_CONF_H
 
@@ -29,8 +30,8 @@ typedef struct gp_conf_kv {
         char *key; /* without the "kafka." prefix */
         char *value;
         char *origin; /* "path:line" or "-X" of the setting in force, so
-                       * proxy/loop/loop.c can report librdkafka's refusal as
-                       * "origin: kafka.key: reason" */
+                       * an error about the key names it: "origin: kafka.key:
+                       * reason" */
 } gp_conf_kv_t;
 
 typedef struct gp_conf {
@@ -102,62 +103,96 @@ typedef struct gp_conf {
         /* Where each gate.*, control.*, schema.registry.* and log.* key was
          * set ("path:line" or "-X"), by the table's order; NULL: not set. */
         char **prop_origin;
+
+        /* GP_OK, or why gp_conf_init could not set the default of
+         * init_key (GP_ERR_NOMEM): gp_conf_finalize reports it. */
+        gp_errcode_t init_rc;
+        const char *init_key;
 } gp_conf_t;
 
-/* Fills every field with its default (strings owned by conf). */
-void gp_conf_init(gp_conf_t *conf);
+/* Fills every field with its default (strings owned by conf). GP_OK, or
+ * GP_ERR_NOMEM: conf may then be destroyed, and gp_conf_finalize refuses
+ * it with the same code. */
+gp_errcode_t gp_conf_init(gp_conf_t *conf);
 /* Frees what conf owns; accepts a zeroed or initialised conf. */
 void gp_conf_destroy(gp_conf_t *conf);
 
 /* Sets one key. `origin` is used in the error ("file:line" or "-X").
- * Errors: "<origin>: <key>: <reason>" in err, return -1. */
-int gp_conf_set(gp_conf_t *conf, const char *key, const char *value, const char *origin,
-                gp_err_t *err);
+ * Errors: "<origin>: <key>: <reason>" in err; GP_ERR_INVALID (a key or
+ * value that cannot be used) or GP_ERR_NOMEM (the key keeps its earlier
+ * value). */
+gp_errcode_t gp_conf_set(gp_conf_t *conf, const char *key, const char *value,
+                         const char *origin, gp_err_t *err);
 
 /* Reads a key=value file: '#' comments, blank lines, whitespace around key
- * and value trimmed. First error: "path:line: key: reason", return -1.
+ * and value trimmed. First error: "path:line: key: reason", with
+ * gp_conf_set's codes, or GP_ERR_IO when the file cannot be read.
  * A file larger than GP_CONF_MAX_FILE or a line longer than
  * GP_CONF_MAX_LINE is refused. Keys set before the error stay set. */
-int gp_conf_load_file(gp_conf_t *conf, const char *path, gp_err_t *err);
+gp_errcode_t gp_conf_load_file(gp_conf_t *conf, const char *path, gp_err_t *err);
 
 /* gp_conf_load_file on bytes already in memory (buf need not be
  * NUL-terminated); `name` stands for the path in errors ("name:line").
  * Also the entry point of tests/fuzz/fuzz_conf.c. */
-int gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf, size_t len,
-                        gp_err_t *err);
+gp_errcode_t gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *buf,
+                                 size_t len, gp_err_t *err);
 
 /* Cross-field checks and derived values (required keys present, templates
  * contain {topic}, defaults that depend on gate.pipeline, topics split,
  * exactly one control backend: control.file or control.k8s.configmap).
- * "<key>: <reason>" in err, return -1. Afterwards transactional_id,
- * group_id and dlq_topic are plain names ({pipeline} expanded); topic_blue
- * and topic_green stay templates for gp_conf_topic_name. */
-int gp_conf_finalize(gp_conf_t *conf, gp_err_t *err);
+ * "<key>: <reason>" in err, GP_ERR_INVALID (or GP_ERR_NOMEM). Afterwards
+ * transactional_id, group_id and dlq_topic are plain names ({pipeline}
+ * expanded); topic_blue and topic_green stay templates for
+ * gp_conf_topic_name. */
+gp_errcode_t gp_conf_finalize(gp_conf_t *conf, gp_err_t *err);
 
-/* Expands a topic template ({topic}, {pipeline}) into buf. 0 on success;
- * -1 if it does not fit in len bytes, or a placeholder has no value
- * (topic NULL, or gate.pipeline not set). */
-int gp_conf_topic_name(const gp_conf_t *conf, const char *tmpl, const char *topic,
-                       char *buf, size_t len);
+/* Expands a topic template ({topic}, {pipeline}) into buf. GP_OK;
+ * GP_ERR_INVALID (buf "", no message: the caller names the key) if it
+ * does not fit in len bytes, or a placeholder has no value (topic NULL,
+ * or gate.pipeline not set). */
+gp_errcode_t gp_conf_topic_name(const gp_conf_t *conf, const char *tmpl, const char *topic,
+                                char *buf, size_t len);
 
-/* Writes the Markdown reference of every key (configs/CONFIGURATION.md). */
 /* The warning for a configuration without a drain check on a colour
  * (gate.drain.group.* unset): what it risks and how to fix it. Writes ""
  * when both colours have one. */
 void gp_conf_drain_warning(const gp_conf_t *conf, char *buf, size_t len);
 
+/* Writes the Markdown reference of every key (configs/CONFIGURATION.md). */
 void gp_conf_write_markdown(FILE *out);
 /* Writes the example file: every key, commented, with its default. */
 void gp_conf_write_example(FILE *out);
 
-/* gate-proxy's librdkafka settings for bounded memory, role "consumer" or
- * "producer", ended by a NULL key. The proxy applies each unless the
- * configuration sets it (docs in gp_conf_write_markdown);
- * bench/passthrough.c applies them all. */
-typedef struct gp_kafka_default {
-        const char *role, *key, *value;
-} gp_kafka_default_t;
-extern const gp_kafka_default_t gp_bounded_defaults[];
+/* The librdkafka properties gate-proxy decides itself, one table
+ * (proxy/conf/kafka.c) ended by a NULL key, each for the client of one
+ * role, "producer" or "consumer":
+ * - GP_KAFKA_FORCED: set on the proxy's client after the configuration's
+ *   kafka.* (gp_kafka_forced gives the value); with .refused, kafka.KEY
+ *   and kafka.ROLE.KEY are an error saying why (listed by
+ *   gp_conf_write_markdown);
+ * - GP_KAFKA_BOUNDED: gate-proxy's value for bounded memory, applied unless
+ *   the configuration sets the key (docs in gp_conf_write_markdown). */
+typedef enum { GP_KAFKA_FORCED = 0, GP_KAFKA_BOUNDED } gp_kafka_kind_t;
+
+typedef struct gp_kafka_key {
+        const char *role, *key;
+        const char *value;   /* NULL: from the configuration (from_conf) */
+        gp_kafka_kind_t kind;
+        const char *refused; /* FORCED: why kafka.KEY is refused; NULL: a
+                              * kafka.KEY is taken and then overridden */
+        const char *(*from_conf)(const gp_conf_t *conf); /* NULL: value */
+} gp_kafka_key_t;
+typedef gp_kafka_key_t gp_kafka_default_t;
+
+extern const gp_kafka_key_t gp_kafka_keys[];
+/* The BOUNDED rows of gp_kafka_keys (its tail, up to the NULL key), for
+ * proxy/loop/clients.c and bench/passthrough.c, which apply them all. */
+extern const gp_kafka_key_t *const gp_bounded_defaults;
+
+/* The value gate-proxy forces for row k on role's client under conf;
+ * NULL when k is not forced on that role, or this configuration sets
+ * none (transactional.id at at-least-once). */
+const char *gp_kafka_forced(const gp_kafka_key_t *k, const gp_conf_t *conf, const char *role);
 
 /* The key table, for tests and --list-config: the number of keys and the
  * name of key i (NULL when i >= gp_conf_n_keys()). kafka.* not included. */

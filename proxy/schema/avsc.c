@@ -26,14 +26,22 @@ typedef struct ctx {
         named_t *names;
         size_t n_names, cap_names;
         gp_err_t *err;
+        gp_errcode_t code; /* of the first failure: err may be NULL */
 } ctx_t;
 
+/* A schema that cannot be used: GP_ERR_INVALID with the reason; -1. */
 __attribute__((format(printf, 2, 3))) static int64_t fail(ctx_t *c, const char *fmt,
                                                              ...) {
         va_list ap;
         va_start(ap, fmt);
-        gp_err_vset(c->err, GP_ERR_INVALID, fmt, ap);
+        c->code = gp_err_vset(c->err, GP_ERR_INVALID, fmt, ap);
         va_end(ap);
+        return -1;
+}
+
+/* Out of memory: GP_ERR_NOMEM, not a verdict on the schema; -1. */
+static int64_t nomem(ctx_t *c) {
+        c->code = gp_err_set(c->err, GP_ERR_NOMEM, "out of memory");
         return -1;
 }
 
@@ -107,21 +115,37 @@ static int define(ctx_t *c, const cJSON *j, const char *ns, uint32_t node, char 
                 size_t cap = c->cap_names ? c->cap_names * 2 : 8;
                 named_t *n = realloc(c->names, cap * sizeof(*n));
                 if (!n)
-                        return (int)fail(c, "out of memory");
+                        return (int)nomem(c);
                 c->names = n;
                 c->cap_names = cap;
         }
         if (!(c->names[c->n_names].full = strdup(full)))
-                return (int)fail(c, "out of memory");
+                return (int)nomem(c);
         c->names[c->n_names++].node = node;
         return 0;
 }
 
 static int64_t node_new(ctx_t *c, gp_av_type_t t) {
         int64_t i = gp_avro_add_node(c->av, t);
+        if (i < 0 && c->av->n_nodes < GP_AVRO_MAX_NODES)
+                return nomem(c);
         if (i < 0)
                 return fail(c, "schema too large (more than %d types)", GP_AVRO_MAX_NODES);
         return i;
+}
+
+/* Room for n children; -1 when the schema is too large or memory short. */
+static int64_t kids_new(ctx_t *c, uint32_t n) {
+        bool fits = n <= GP_AVRO_MAX_NODES && c->av->n_kids <= GP_AVRO_MAX_NODES * 4u - n;
+        int64_t k = gp_avro_add_kids(c->av, n);
+        /* gp_avro_add_kids refuses a size (gate/avro.c's bounds, as here)
+         * before it allocates: a refusal of a size that fits is its
+         * allocation failing. */
+        if (k < 0 && fits)
+                return nomem(c);
+        if (k < 0)
+                return fail(c, "schema too large");
+        return k;
 }
 
 static int64_t parse(ctx_t *c, const cJSON *j, const char *ns, int depth);
@@ -136,9 +160,9 @@ static int64_t parse_record(ctx_t *c, const cJSON *j, const char *ns, int depth)
                 return fail(c, "record \"%.100s\" needs a \"fields\" array",
                             c->names[c->n_names - 1].full);
         int n = cJSON_GetArraySize(fields);
-        int64_t kids = gp_avro_add_kids(c->av, (uint32_t)n);
+        int64_t kids = kids_new(c, (uint32_t)n);
         if (kids < 0)
-                return fail(c, "schema too large");
+                return -1;
         c->av->nodes[node].n = (uint32_t)n;
         c->av->nodes[node].kids = (uint32_t)kids;
         int i = 0;
@@ -243,9 +267,9 @@ static int64_t parse(ctx_t *c, const cJSON *j, const char *ns, int depth) {
                         return -1;
                 if (n == 0)
                         return fail(c, "a union needs at least one branch");
-                int64_t kids = gp_avro_add_kids(c->av, (uint32_t)n);
+                int64_t kids = kids_new(c, (uint32_t)n);
                 if (kids < 0)
-                        return fail(c, "schema too large");
+                        return -1;
                 c->av->nodes[node].n = (uint32_t)n;
                 c->av->nodes[node].kids = (uint32_t)kids;
                 int i = 0;
@@ -328,8 +352,8 @@ out:
 
 gp_errcode_t gp_avsc_compile(const char *json, size_t len, const gp_extract_t *x,
                              gp_avro_t *out, gp_err_t *err) {
-        ctx_t c = {.av = out, .x = x, .err = err};
-        gp_errcode_t rc = GP_ERR_INVALID;
+        ctx_t c = {.av = out, .x = x, .err = err, .code = GP_ERR_INVALID};
+        gp_errcode_t rc;
         memset(out, 0, sizeof(*out));
         out->path_len = x->avro_n;
         if (x->kind != GP_ET_AVRO || x->avro_n < 1) {
@@ -357,6 +381,8 @@ gp_errcode_t gp_avsc_compile(const char *json, size_t len, const gp_extract_t *x
         if (root >= 0) {
                 out->root = (uint32_t)root;
                 rc = check_path(out, x, err);
+        } else {
+                rc = c.code;
         }
         cJSON_Delete(j);
         for (size_t i = 0; i < c.n_names; i++)

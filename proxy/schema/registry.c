@@ -51,27 +51,31 @@ struct gp_registry {
         atomic_bool quit;        /* set under lock; read by the transfer callback too */
         uint32_t want[WANT_MAX]; /* asked for, answer not collected yet */
         int n_want;
-        entry_t *done; /* answers for the loop */
-        int n_done, cap_done;
+        entry_t *done; /* answers for the loop: at most one per id in want[],
+                        * so WANT_MAX of them, allocated at start */
+        int n_done;
         gp_registry_stats_t st;
 };
 
 typedef struct body {
         char *p;
         size_t n;
-        int over;
+        bool over;  /* larger than BODY_MAX */
+        bool nomem; /* no memory to hold it */
 } body_t;
 
 static size_t on_write(char *data, size_t size, size_t n, void *arg) {
         body_t *b = arg;
         size_t len = size * n;
         if (b->n + len > BODY_MAX) {
-                b->over = 1;
+                b->over = true;
                 return 0;
         }
         char *p = realloc(b->p, b->n + len + 1);
-        if (!p)
+        if (!p) {
+                b->nomem = true;
                 return 0;
+        }
         memcpy(p + b->n, data, len);
         b->p = p;
         b->n += len;
@@ -90,8 +94,12 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_err_t *err) {
         gp_registry_t *r = calloc(1, sizeof(*r));
         CURLcode c = CURLE_OK;
-        if (!r)
-                abort();
+        if (!r) {
+                gp_err_set(err, GP_ERR_NOMEM, "schema.registry: out of memory");
+                return NULL;
+        }
+        pthread_mutex_init(&r->lock, NULL);
+        pthread_cond_init(&r->cond, NULL);
         r->conf = conf;
         r->x = x;
         r->cap = (uint32_t)conf->registry_cache_max;
@@ -99,13 +107,15 @@ gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_
                 ;
         r->e = calloc(r->cap, sizeof(*r->e));
         r->bucket = malloc(r->nb * sizeof(*r->bucket));
-        if (!r->e || !r->bucket)
-                abort();
+        r->done = calloc(WANT_MAX, sizeof(*r->done));
+        if (!r->e || !r->bucket || !r->done) {
+                gp_err_set(err, GP_ERR_NOMEM, "schema.registry: out of memory");
+                gp_registry_destroy(r);
+                return NULL;
+        }
         for (uint32_t i = 0; i < r->nb; i++)
                 r->bucket[i] = -1;
         r->last = -1;
-        pthread_mutex_init(&r->lock, NULL);
-        pthread_cond_init(&r->cond, NULL);
         curl_global_init(CURL_GLOBAL_DEFAULT);
         if (!(r->h = curl_easy_init())) {
                 gp_err_set(err, GP_ERR_FAIL, "schema.registry.url: libcurl could not start");
@@ -114,6 +124,11 @@ gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_
         }
         r->hdrs = curl_slist_append(NULL, "Accept: application/vnd.schemaregistry.v1+json, "
                                           "application/json");
+        if (!r->hdrs) {
+                gp_err_set(err, GP_ERR_NOMEM, "schema.registry: out of memory");
+                gp_registry_destroy(r);
+                return NULL;
+        }
 #define SET(o, v)                                                                          \
         do {                                                                               \
                 if (!c)                                                                    \
@@ -236,31 +251,33 @@ static entry_t *slot(gp_registry_t *r, uint32_t id) {
         return e;
 }
 
-int gp_registry_lookup(gp_registry_t *r, uint32_t id, int64_t mono, gp_schema_ref_t *out) {
+bool gp_registry_lookup(gp_registry_t *r, uint32_t id, int64_t mono, gp_schema_ref_t *out) {
         int32_t i = find(r, id);
         if (i < 0)
-                return 0;
+                return false;
         entry_t *e = &r->e[i];
         if (e->expires && mono >= e->expires)
-                return 0;
+                return false;
         r->last = i;
         e->used = ++r->tick;
         out->avro = e->state == E_OK ? &e->av : NULL;
         out->code = e->code;
         out->why = e->why;
-        return 1;
+        return true;
 }
 
-typedef enum { F_OK, F_REFUSED, F_RETRY } fres_t;
-
-/* One request. F_RETRY: worth asking again; the reason in why. */
-static fres_t request(gp_registry_t *r, uint32_t id, entry_t *e, char *why, size_t whylen) {
+/* One request. GP_OK: the registry answered, e holds the answer (E_OK, or
+ * E_REFUSED with its code: a lasting refusal). Otherwise worth asking
+ * again, the reason in err: GP_ERR_TRANSPORT (unreachable, timing out,
+ * any other HTTP status), GP_ERR_DENIED (401, 403: a configuration to
+ * fix, retried all the same so records wait for the fix), GP_ERR_NOMEM. */
+static gp_errcode_t request(gp_registry_t *r, uint32_t id, entry_t *e, gp_err_t *err) {
         char url[2048];
         body_t b = {0};
         long status = 0;
         const char *base = r->conf->registry_url;
         size_t bl = strlen(base);
-        fres_t res = F_RETRY;
+        gp_errcode_t res = GP_OK;
 
         snprintf(url, sizeof url, "%.*s/schemas/ids/%" PRIu32,
                  (int)(bl && base[bl - 1] == '/' ? bl - 1 : bl), base, id);
@@ -270,8 +287,13 @@ static fres_t request(gp_registry_t *r, uint32_t id, entry_t *e, char *why, size
         r->st.requests++;
         pthread_mutex_unlock(&r->lock);
         CURLcode c = curl_easy_perform(r->h);
+        if (b.nomem) {
+                res = gp_err_set(err, GP_ERR_NOMEM, "GET %.400s: out of memory", url);
+                goto out;
+        }
         if (c != CURLE_OK && !(c == CURLE_WRITE_ERROR && b.over)) {
-                snprintf(why, whylen, "GET %.400s: %s", url, curl_easy_strerror(c));
+                res = gp_err_set(err, GP_ERR_TRANSPORT, "GET %.400s: %s", url,
+                                 curl_easy_strerror(c));
                 goto out;
         }
         curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &status);
@@ -281,7 +303,6 @@ static fres_t request(gp_registry_t *r, uint32_t id, entry_t *e, char *why, size
                          "schema id %" PRIu32 " is not in the registry (404)", id);
                 e->state = E_REFUSED;
                 e->expires = gp_mono_ms() + UNKNOWN_TTL_MS;
-                res = F_REFUSED;
                 goto out;
         }
         if (status != 200) {
@@ -289,15 +310,18 @@ static fres_t request(gp_registry_t *r, uint32_t id, entry_t *e, char *why, size
                  * retried all the same so records wait for the fix. */
                 cJSON *j = b.p ? cJSON_Parse(b.p) : NULL;
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
-                snprintf(why, whylen, "GET %.400s: HTTP %ld%s%.60s", url, status,
-                         cJSON_IsString(m) ? ": " : "", cJSON_IsString(m) ? m->valuestring : "");
+                res = gp_err_set(err,
+                                 status == 401 || status == 403 ? GP_ERR_DENIED
+                                                                : GP_ERR_TRANSPORT,
+                                 "GET %.400s: HTTP %ld%s%.60s", url, status,
+                                 cJSON_IsString(m) ? ": " : "",
+                                 cJSON_IsString(m) ? m->valuestring : "");
                 cJSON_Delete(j);
                 goto out;
         }
         e->state = E_REFUSED;
         e->expires = 0;
         e->code = "bad-schema";
-        res = F_REFUSED;
         cJSON *j = b.over ? NULL : cJSON_ParseWithLength(b.p ? b.p : "", b.n);
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "schema");
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "schemaType");
@@ -318,7 +342,11 @@ static fres_t request(gp_registry_t *r, uint32_t id, entry_t *e, char *why, size
                         e->state = E_OK;
                         e->code = NULL;
                         snprintf(e->why, sizeof e->why, "schema id %" PRIu32, id);
-                        res = F_OK;
+                } else if (rc == GP_ERR_NOMEM) {
+                        /* not a verdict on the schema: asked again */
+                        e->state = E_FREE;
+                        res = gp_err_set(err, GP_ERR_NOMEM, "schema id %" PRIu32 ": %s", id,
+                                         cerr.msg);
                 } else {
                         e->code = rc == GP_ERR_NOT_FOUND ? "field-missing" : "bad-schema";
                         snprintf(e->why, sizeof e->why, "schema id %" PRIu32 ": %.280s", id,
@@ -352,18 +380,17 @@ static bool pause_ms(gp_registry_t *r, int64_t ms) {
 /* The thread's fetch of one id into e, asking again with a growing pause
  * for up to schema.registry.retry.ms. false: quitting, nothing learnt. */
 static bool fetch(gp_registry_t *r, uint32_t id, entry_t *e) {
-        char why[512] = "";
+        gp_err_t why;
         int64_t start = gp_mono_ms(), wait = 250;
         int64_t end = start + r->conf->registry_retry_ms;
         e->id = id;
         for (int attempt = 1;; attempt++) {
-                fres_t f = request(r, id, e, why, sizeof why);
-                if (f != F_RETRY) {
-                        if (f == F_OK && attempt > 1)
+                if (request(r, id, e, &why) == GP_OK) {
+                        if (e->state == E_OK && attempt > 1)
                                 gp_info("schema registry: schema id %" PRIu32
                                         " fetched after %d attempts in %" PRId64 " ms",
                                         id, attempt, gp_mono_ms() - start);
-                        else if (f == F_REFUSED)
+                        else if (e->state == E_REFUSED)
                                 gp_warn("schema registry: %s: %s; its records go to the "
                                         "dead-letter topic",
                                         e->code, e->why);
@@ -377,18 +404,18 @@ static bool fetch(gp_registry_t *r, uint32_t id, entry_t *e) {
                         gp_warn("schema registry: %s; retrying for up to %" PRId64
                                 " ms (schema.registry.retry.ms); records of this id wait, "
                                 "their partitions are held, the others go on",
-                                why, r->conf->registry_retry_ms);
+                                why.msg, r->conf->registry_retry_ms);
                 if (now >= end) {
                         e->state = E_UNAVAILABLE;
                         e->code = "registry-unavailable";
                         snprintf(e->why, sizeof e->why, "schema id %" PRIu32 ": %.280s", id,
-                                 why);
+                                 why.msg);
                         e->expires = now + (r->conf->registry_retry_ms > 1000
                                                     ? r->conf->registry_retry_ms
                                                     : 1000);
                         gp_warn("schema registry: gave up on schema id %" PRIu32
                                 " after %d attempts in %" PRId64 " ms: %s",
-                                id, attempt, now - start, why);
+                                id, attempt, now - start, why.msg);
                         return true;
                 }
                 if (pause_ms(r, wait < end - now ? wait : end - now))
@@ -437,14 +464,8 @@ static void *run(void *arg) {
                         gp_avro_free(&e.av);
                         break;
                 }
-                if (r->n_done == r->cap_done) {
-                        int cap = r->cap_done ? 2 * r->cap_done : 8;
-                        entry_t *d = realloc(r->done, (size_t)cap * sizeof(*d));
-                        if (!d)
-                                abort();
-                        r->done = d;
-                        r->cap_done = cap;
-                }
+                /* next_wanted gives only ids of want[] without an answer in
+                 * done, so done never holds more than WANT_MAX. */
                 r->done[r->n_done++] = e;
         }
         pthread_mutex_unlock(&r->lock);

@@ -32,13 +32,14 @@ typedef struct gp_schema_ref {
 } gp_schema_ref_t;
 
 /* A client for conf's schema.registry.* keys and x's avro path. NULL with
- * the reason in err (an option libcurl refuses). */
+ * the reason in err: GP_ERR_FAIL (libcurl refuses an option, no thread),
+ * GP_ERR_NOMEM. */
 gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_err_t *err);
 void gp_registry_destroy(gp_registry_t *r);
 
-/* 1 with *out set when the cache holds an answer for id that is still
- * good at mono (ms); 0 when it must be fetched. */
-int gp_registry_lookup(gp_registry_t *r, uint32_t id, int64_t mono, gp_schema_ref_t *out);
+/* true with *out set when the cache holds an answer for id that is still
+ * good at mono (ms); false when it must be fetched. */
+bool gp_registry_lookup(gp_registry_t *r, uint32_t id, int64_t mono, gp_schema_ref_t *out);
 
 /* Asks the fetch thread for id (once: asking again while it is pending
  * is a no-op). A registry that cannot be reached (connection, timeout,

@@ -1,4 +1,4 @@
-/* tests/unit/test_conf.c: proxy/conf/conf.c, the key table, file parsing,
+/* tests/unit/test_conf.c: proxy/conf/, the key table, file parsing,
  * -X overrides, kafka.* passthrough, finalize and the generated documents.
  * Files are written to a temporary file (mkstemp) so errors carry a real
  * "path:line" origin. */
@@ -40,10 +40,10 @@ static void write_tmp(const char *text, size_t len) {
 }
 
 /* Loads text through a real file; the file is removed again. */
-static int load_text(gp_conf_t *c, const char *text, gp_err_t *err) {
+static gp_errcode_t load_text(gp_conf_t *c, const char *text, gp_err_t *err) {
         write_tmp(text, strlen(text));
         gp_err_clear(err);
-        int rc = gp_conf_load_file(c, tmp_path, err);
+        gp_errcode_t rc = gp_conf_load_file(c, tmp_path, err);
         unlink(tmp_path);
         return rc;
 }
@@ -53,7 +53,7 @@ static int load_text(gp_conf_t *c, const char *text, gp_err_t *err) {
 
 Test(conf, defaults) {
         gp_conf_t c;
-        gp_conf_init(&c);
+        cr_assert_eq(gp_conf_init(&c), GP_OK); /* the table takes its own defaults */
         cr_assert_null(c.pipeline);
         cr_assert_null(c.source_topics_raw);
         cr_assert_null(c.control_file);
@@ -412,7 +412,7 @@ Test(conf, bad_lines) {
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
                 gp_conf_t c;
                 gp_conf_init(&c);
-                cr_assert_eq(load_text(&c, rows[i].text, &err), -1, "row %zu: \"%s\" loaded",
+                cr_assert_eq(load_text(&c, rows[i].text, &err), GP_ERR_INVALID, "row %zu: \"%s\" loaded",
                              i, rows[i].text);
                 snprintf(want, sizeof want, "%s:%s", tmp_path, rows[i].want);
                 cr_assert_str_eq(err.msg, want, "row %zu: %s", i, err.msg);
@@ -428,7 +428,7 @@ Test(conf, too_many_topics) {
         for (int i = 0; i <= GP_CONF_MAX_TOPICS; i++)
                 o += (size_t)snprintf(list + o, sizeof list - o, "%st%d", i ? "," : "", i);
         gp_conf_init(&c);
-        cr_assert_eq(gp_conf_set(&c, "gate.source.topics", list, "-X", &err), -1);
+        cr_assert_eq(gp_conf_set(&c, "gate.source.topics", list, "-X", &err), GP_ERR_INVALID);
         cr_assert_str_eq(err.msg, "-X: gate.source.topics: more than 64 topics");
         /* Exactly the maximum is fine. */
         *strrchr(list, ',') = '\0';
@@ -470,7 +470,7 @@ Test(conf, integer_bounds) {
                 gp_conf_init(&c);
                 for (int k = 0; k < 2; k++) {
                         snprintf(v, sizeof v, "%lld", bad[k]);
-                        cr_assert_eq(gp_conf_set(&c, rows[i].key, v, "-X", &err), -1,
+                        cr_assert_eq(gp_conf_set(&c, rows[i].key, v, "-X", &err), GP_ERR_INVALID,
                                      "%s=%s accepted", rows[i].key, v);
                         snprintf(want, sizeof want, "-X: %s: %s", rows[i].key, rows[i].reason);
                         cr_assert_str_eq(err.msg, want);
@@ -507,7 +507,7 @@ Test(conf, replication_factor_minus_one) {
         cr_assert_eq(gp_conf_set(&c, "gate.topics.replication.factor", "-1", "-X", &err), 0,
                      "%s", err.msg);
         cr_assert_eq(c.topics_replication, -1);
-        cr_assert_eq(gp_conf_set(&c, "gate.topics.replication.factor", "-2", "-X", &err), -1);
+        cr_assert_eq(gp_conf_set(&c, "gate.topics.replication.factor", "-2", "-X", &err), GP_ERR_INVALID);
         gp_conf_destroy(&c);
 }
 
@@ -527,7 +527,7 @@ Test(conf, boolean_words) {
                 c.topics_create = rows[i].want != 1;
                 int rc = gp_conf_set(&c, "gate.topics.create", rows[i].value, "-X", &err);
                 if (rows[i].want < 0) {
-                        cr_assert_eq(rc, -1, "\"%s\" accepted", rows[i].value);
+                        cr_assert_eq(rc, GP_ERR_INVALID, "\"%s\" accepted", rows[i].value);
                         cr_assert_str_eq(err.msg,
                                          "-X: gate.topics.create: expected true or false");
                 } else {
@@ -567,7 +567,7 @@ Test(conf, unknown_key_suggestions) {
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
                 gp_conf_t c;
                 gp_conf_init(&c);
-                cr_assert_eq(gp_conf_set(&c, rows[i].key, "1", "-X", &err), -1);
+                cr_assert_eq(gp_conf_set(&c, rows[i].key, "1", "-X", &err), GP_ERR_INVALID);
                 cr_assert_str_eq(err.msg, rows[i].want);
                 gp_conf_destroy(&c);
         }
@@ -592,7 +592,7 @@ Test(conf, line_length_limit) {
         text[2 * n + 2] = '\n';
         text[2 * n + 3] = '\0';
         gp_conf_init(&c);
-        cr_assert_eq(load_text(&c, text, &err), -1);
+        cr_assert_eq(load_text(&c, text, &err), GP_ERR_INVALID);
         snprintf(want, sizeof want, "%s:2: line is longer than 4096 bytes", tmp_path);
         cr_assert_str_eq(err.msg, want);
         cr_assert_eq(c.n_kafka, 1);
@@ -619,7 +619,7 @@ Test(conf, file_size_limit) {
         /* One byte more: refused before any line is read. */
         text[max] = '#';
         text[max + 1] = '\0';
-        cr_assert_eq(load_text(&c, text, &err), -1);
+        cr_assert_eq(load_text(&c, text, &err), GP_ERR_INVALID);
         snprintf(want, sizeof want, "%s: file is larger than 1 MiB (1048576 bytes)", tmp_path);
         cr_assert_str_eq(err.msg, want);
         gp_conf_destroy(&c);
@@ -630,10 +630,10 @@ Test(conf, missing_file_and_directory) {
         gp_conf_t c;
         gp_err_t err;
         gp_conf_init(&c);
-        cr_assert_eq(gp_conf_load_file(&c, "/nonexistent/gate-proxy.conf", &err), -1);
+        cr_assert_eq(gp_conf_load_file(&c, "/nonexistent/gate-proxy.conf", &err), GP_ERR_IO);
         cr_assert_str_eq(err.msg, "/nonexistent/gate-proxy.conf: cannot open: No such file or "
                                   "directory");
-        cr_assert_eq(gp_conf_load_file(&c, "/", &err), -1);
+        cr_assert_eq(gp_conf_load_file(&c, "/", &err), GP_ERR_IO);
         cr_assert_str_eq(err.msg, "/: cannot read: Is a directory");
         gp_conf_destroy(&c);
 }
@@ -643,7 +643,7 @@ Test(conf, buffer_nul_byte_and_name) {
         gp_conf_t c;
         gp_err_t err;
         gp_conf_init(&c);
-        cr_assert_eq(gp_conf_load_buffer(&c, "mem", buf, sizeof buf - 1, &err), -1);
+        cr_assert_eq(gp_conf_load_buffer(&c, "mem", buf, sizeof buf - 1, &err), GP_ERR_INVALID);
         cr_assert_str_eq(err.msg, "mem:3: line contains a NUL byte");
         cr_assert_str_eq(c.pipeline, "a");
         /* An empty buffer and one without a final newline are fine. */
@@ -658,9 +658,9 @@ Test(conf, error_code_or_no_error_wanted) {
         gp_conf_t c;
         gp_err_t err;
         gp_conf_init(&c);
-        cr_assert_eq(gp_conf_set(&c, "gate.delivery", "x", "-X", &err), -1);
+        cr_assert_eq(gp_conf_set(&c, "gate.delivery", "x", "-X", &err), GP_ERR_INVALID);
         cr_assert_eq(err.code, GP_ERR_INVALID);
-        cr_assert_eq(gp_conf_set(&c, "gate.delivery", "x", "-X", NULL), -1);
+        cr_assert_eq(gp_conf_set(&c, "gate.delivery", "x", "-X", NULL), GP_ERR_INVALID);
         gp_conf_destroy(&c);
 }
 
@@ -681,7 +681,7 @@ Test(conf, override_wins_over_file) {
         cr_assert_eq(gp_conf_finalize(&c, &err), 0, "%s", err.msg);
         cr_assert_str_eq(c.transactional_id, "gate-proxy-other");
         /* A refused override leaves the value from the file. */
-        cr_assert_eq(gp_conf_set(&c, "gate.commit.interval.ms", "5", "-X", &err), -1);
+        cr_assert_eq(gp_conf_set(&c, "gate.commit.interval.ms", "5", "-X", &err), GP_ERR_INVALID);
         cr_assert_str_eq(err.msg,
                          "-X: gate.commit.interval.ms: expected an integer between 10 and "
                          "60000 ms");
@@ -818,7 +818,7 @@ Test(conf, finalize_errors) {
                 if (rows[i].mutate)
                         rows[i].mutate(&c);
                 err.msg[0] = '\0';
-                cr_assert_eq(gp_conf_finalize(&c, &err), -1, "row %zu finalized", i);
+                cr_assert_eq(gp_conf_finalize(&c, &err), GP_ERR_INVALID, "row %zu finalized", i);
                 /* "@N" in want: line N of the file */
                 size_t o = 0;
                 for (const char *w = rows[i].want; *w && o < sizeof want - 1; w++) {
@@ -834,6 +834,21 @@ Test(conf, finalize_errors) {
         }
 }
 
+/* A conf whose init ran out of memory is refused by finalize, with the
+ * code, for a caller that did not look at gp_conf_init's result. */
+Test(conf, finalize_after_failed_init) {
+        gp_err_t err;
+        gp_conf_t c;
+        gp_conf_init(&c);
+        cr_assert_eq(load_text(&c, BASE, &err), GP_OK, "%s", err.msg);
+        c.init_rc = GP_ERR_NOMEM;
+        c.init_key = "gate.event-time";
+        cr_assert_eq(gp_conf_finalize(&c, &err), GP_ERR_NOMEM);
+        cr_assert_eq(err.code, GP_ERR_NOMEM);
+        cr_assert_str_eq(err.msg, "gate.event-time: out of memory");
+        gp_conf_destroy(&c);
+}
+
 Test(conf, finalize_colour_name_too_long) {
         char topic[250], text[600], want[ERRLEN];
         gp_err_t err;
@@ -843,7 +858,7 @@ Test(conf, finalize_colour_name_too_long) {
         snprintf(text, sizeof text, BASE "gate.source.topics=%s\n", topic);
         gp_conf_init(&c);
         cr_assert_eq(load_text(&c, text, &err), 0, "%s", err.msg);
-        cr_assert_eq(gp_conf_finalize(&c, &err), -1);
+        cr_assert_eq(gp_conf_finalize(&c, &err), GP_ERR_INVALID);
         snprintf(want, sizeof want,
                  "gate.topic.blue: the name for topic %s is longer than 249 characters", topic);
         cr_assert_str_eq(err.msg, want);
@@ -910,7 +925,7 @@ Test(conf, finalize_k8s_control) {
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 gp_conf_init(&c);
-                cr_assert_eq(load_text(&c, bad[i].line, &err), -1, "%s", bad[i].line);
+                cr_assert_eq(load_text(&c, bad[i].line, &err), GP_ERR_INVALID, "%s", bad[i].line);
                 cr_assert(strstr(err.msg, bad[i].want), "%s: %s", bad[i].line, err.msg);
                 gp_conf_destroy(&c);
         }
@@ -929,13 +944,13 @@ Test(conf, topic_name_templates) {
         cr_assert_str_eq(buf, "pipe.dlq");
         /* Exactly fits: 11 characters and the NUL in 12 bytes. */
         cr_assert_eq(gp_conf_topic_name(&c, "{topic}.blue", "orders", buf, 12), 0);
-        cr_assert_eq(gp_conf_topic_name(&c, "{topic}.blue", "orders", buf, 11), -1);
+        cr_assert_eq(gp_conf_topic_name(&c, "{topic}.blue", "orders", buf, 11), GP_ERR_INVALID);
         cr_assert_str_eq(buf, "");
-        cr_assert_eq(gp_conf_topic_name(&c, "x{topic}", "orders", buf, 7), -1);
-        cr_assert_eq(gp_conf_topic_name(&c, "{topic}.blue", NULL, buf, sizeof buf), -1);
+        cr_assert_eq(gp_conf_topic_name(&c, "x{topic}", "orders", buf, 7), GP_ERR_INVALID);
+        cr_assert_eq(gp_conf_topic_name(&c, "{topic}.blue", NULL, buf, sizeof buf), GP_ERR_INVALID);
         free(c.pipeline);
         c.pipeline = NULL;
-        cr_assert_eq(gp_conf_topic_name(&c, "{pipeline}.dlq", NULL, buf, sizeof buf), -1);
+        cr_assert_eq(gp_conf_topic_name(&c, "{pipeline}.dlq", NULL, buf, sizeof buf), GP_ERR_INVALID);
         gp_conf_destroy(&c);
 }
 
@@ -951,6 +966,68 @@ Test(conf, destroy_zeroed_and_null) {
 
 /* ------------------------------------------------------------------ */
 /* Generated documents                                                 */
+/* One table of the librdkafka keys gate-proxy decides: the forced rows,
+ * then the bounded defaults gp_bounded_defaults points at; what a
+ * configuration makes of the forced ones; every refused key refused. */
+Test(conf, kafka_keys_table) {
+        const gp_kafka_key_t *k = gp_kafka_keys;
+        for (; k < gp_bounded_defaults; k++)
+                cr_assert_eq(k->kind, GP_KAFKA_FORCED, "%s", k->key);
+        for (; k->key; k++)
+                cr_assert_eq(k->kind, GP_KAFKA_BOUNDED, "%s", k->key);
+        cr_assert_gt(k - gp_bounded_defaults, 0);
+
+        gp_conf_t c;
+        gp_err_t err;
+        gp_conf_init(&c);
+        cr_assert_eq(load_text(&c,
+                               "gate.pipeline=p\ngate.source.topics=t\n"
+                               "control.file=/tmp/x.json\nkafka.bootstrap.servers=b:9092\n"
+                               "gate.source.start=latest\n",
+                               &err),
+                     GP_OK, "%s", err.msg);
+        cr_assert_eq(gp_conf_finalize(&c, &err), GP_OK, "%s", err.msg);
+        static const char *const want[][3] = {
+                {"producer", "enable.idempotence", "true"},
+                {"producer", "allow.auto.create.topics", "false"},
+                {"producer", "transactional.id", "gate-proxy-p"},
+                {"consumer", "group.id", "gate-proxy-p"},
+                {"consumer", "enable.auto.commit", "false"},
+                {"consumer", "enable.auto.offset.store", "false"},
+                {"consumer", "isolation.level", "read_committed"},
+                {"consumer", "auto.offset.reset", "latest"},
+        };
+        size_t n = 0;
+        for (k = gp_kafka_keys; k->key; k++) {
+                const char *pv = gp_kafka_forced(k, &c, "producer");
+                const char *cv = gp_kafka_forced(k, &c, "consumer");
+                cr_assert(!pv || !cv, "%s forced on both", k->key);
+                if (!pv && !cv)
+                        continue;
+                size_t i = 0;
+                while (i < 8 && strcmp(want[i][1], k->key))
+                        i++;
+                cr_assert_lt(i, 8, "%s is forced", k->key);
+                cr_assert_str_eq(want[i][0], pv ? "producer" : "consumer", "%s", k->key);
+                cr_assert_str_eq(want[i][2], pv ? pv : cv, "%s", k->key);
+                n++;
+        }
+        cr_assert_eq(n, 8);
+        c.delivery = GP_DELIVERY_ALO; /* no transactions, no transactional.id */
+        for (k = gp_kafka_keys; k->key; k++)
+                if (!strcmp(k->key, "transactional.id"))
+                        cr_assert_null(gp_kafka_forced(k, &c, "producer"));
+        for (k = gp_kafka_keys; k->key; k++) {
+                char key[128];
+                if (!k->refused)
+                        continue;
+                snprintf(key, sizeof key, "kafka.%s.%s", k->role, k->key);
+                cr_assert_eq(gp_conf_set(&c, key, "x", "-X", &err), GP_ERR_INVALID, "%s", key);
+                cr_assert(strstr(err.msg, k->refused), "%s", err.msg);
+        }
+        gp_conf_destroy(&c);
+}
+
 
 static char *capture(void (*writer)(FILE *)) {
         char *buf = NULL;

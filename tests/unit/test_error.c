@@ -102,7 +102,7 @@ Test(error, settings_and_clients) {
         gp_conf_t conf;
         gp_err_t e;
         gp_conf_init(&conf);
-        cr_assert_eq(gp_conf_set(&conf, "gate.nope", "1", "x.conf:3", &e), -1);
+        cr_assert_eq(gp_conf_set(&conf, "gate.nope", "1", "x.conf:3", &e), GP_ERR_INVALID);
         cr_assert_eq(e.code, GP_ERR_INVALID);
         cr_assert(!strncmp(e.msg, "x.conf:3: gate.nope: ", 21), "%s", e.msg);
         rd_kafka_conf_t *kc = rd_kafka_conf_new();
