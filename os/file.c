@@ -23,8 +23,12 @@ char *gp_file_read(const char *path, size_t max, size_t *len, gp_err_t *err) {
                 errno = saved;
                 return NULL;
         }
-        if (fstat(fd, &st) || S_ISDIR(st.st_mode) ||
-            (S_ISREG(st.st_mode) && (size_t)st.st_size > max)) {
+        if (!fstat(fd, &st) && S_ISDIR(st.st_mode)) {
+                gp_err_set(err, GP_ERR_IO, "%s: %s", path, strerror(EISDIR));
+                saved = EISDIR;
+                goto out;
+        }
+        if (fstat(fd, &st) || (S_ISREG(st.st_mode) && (size_t)st.st_size > max)) {
                 gp_err_set(err, GP_ERR_IO, "%s: not a regular file of at most %zu bytes", path,
                            max);
                 saved = EFBIG;

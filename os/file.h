@@ -15,7 +15,8 @@
  * /dev/stdin) is read up to max + 1 bytes and refused past max. NULL on
  * failure with "path: reason" in err (err may be NULL; GP_ERR_NOT_FOUND
  * when it is absent, GP_ERR_IO otherwise); errno then
- * tells why (ENOENT: absent, EFBIG: over max). The caller frees. */
+ * tells why (ENOENT: absent, EISDIR: a directory, EFBIG: over max). The
+ * caller frees. */
 char *gp_file_read(const char *path, size_t max, size_t *len, gp_err_t *err);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "os/file.h"
 #include "gate/timeparse.h"
 #include "proxy/conf/internal.h"
 
@@ -370,27 +371,21 @@ gp_errcode_t gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *
 }
 
 gp_errcode_t gp_conf_load_file(gp_conf_t *conf, const char *path, gp_err_t *err) {
-        FILE *f = fopen(path, "rb");
-        char *buf;
+        gp_err_t why;
         size_t n;
-        gp_errcode_t rc;
-        if (!f)
-                return gp_err_set(err, GP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-        /* One byte more than allowed tells a file that is too big. */
-        buf = malloc((size_t)GP_CONF_MAX_FILE + 1);
+        char *buf = gp_file_read(path, GP_CONF_MAX_FILE, &n, &why);
         if (!buf) {
-                fclose(f);
-                return gp_err_set(err, GP_ERR_NOMEM, "%s: out of memory", path);
-        }
-        n = fread(buf, 1, (size_t)GP_CONF_MAX_FILE + 1, f);
-        if (ferror(f)) {
                 int e = errno;
-                fclose(f);
-                free(buf);
-                return gp_err_set(err, GP_ERR_IO, "%s: cannot read: %s", path, strerror(e));
+                if (why.code == GP_ERR_NOMEM)
+                        return gp_err_set(err, GP_ERR_NOMEM, "%s: out of memory", path);
+                if (e == EFBIG)
+                        return gp_err_set(err, GP_ERR_INVALID,
+                                          "%s: file is larger than 1 MiB (%d bytes)", path,
+                                          GP_CONF_MAX_FILE);
+                return gp_err_set(err, GP_ERR_IO, "%s: cannot %s: %s", path,
+                                  e == EISDIR ? "read" : "open", strerror(e));
         }
-        fclose(f);
-        rc = gp_conf_load_buffer(conf, path, buf, n, err);
+        gp_errcode_t rc = gp_conf_load_buffer(conf, path, buf, n, err);
         free(buf);
         return rc;
 }
