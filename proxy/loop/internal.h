@@ -2,7 +2,7 @@
  * files that make up proxy/loop/proxy.h's gp_proxy_t (docs/DESIGN.md, The data
  * path). Not an API: only proxy/ includes it.
  *
- *   proxy.c     the loop: windows, the boundary between them, periodic tasks
+ *   loop.c      the loop: windows, the boundary between them, periodic tasks
  *   setup.c     the clients and threads of gp_proxy_new, and their end
  *   topics.c    source, colour and dead-letter topics; partition discovery
  *   restore.c   assignment, the checkpoint read at start and written per commit
@@ -105,9 +105,6 @@ struct gp_proxy {
         bool need_commit;
         atomic_int stop; /* set by gp_proxy_stop: a signal handler or another thread */
 
-        int64_t next_ctl_warn;
-        int64_t next_ctl_check; /* inside a transaction window */
-        int ctl_pending;        /* a poll result seen inside the window */
         char last_refusal[256];
         char ctl_error[512]; /* the control-map error last logged */
         gp_wm_view_t wv;     /* the watermark of the last boundary */
