@@ -157,10 +157,14 @@ int gp_kafka_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque);
 /* record.c */
 int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t now,
                      int64_t mono);
-/* With a registry: m's schema is not in the cache, so its partition is
- * now held (paused, back at m) and the registry's thread asked for it:
- * true, m and the rest of that partition's batch are not handled. */
-bool gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t mono);
+/* With a registry: is m framed with a schema id (*id) the cache cannot
+ * answer yet? Only asks the cache: no request, no pause. */
+bool gp_record_schema_unknown(gp_proxy_t *p, const rd_kafka_message_t *m, int64_t mono,
+                              uint32_t *id);
+/* Holds m's partition for schema id: pauses it back at m (m and the rest
+ * of that partition's batch are not handled, and come again on resume)
+ * and asks the registry's thread for id; gp_record_release resumes it. */
+void gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, const rd_kafka_message_t *m, uint32_t id);
 /* Takes the registry's answers and resumes the partitions they release;
  * keeps held partitions from counting as idle. -1: an answer was
  * registry-unavailable with schema.registry.on-failure=exit. */

@@ -300,6 +300,17 @@ static task_rc_t run_tasks(gp_proxy_t *p, task_t *tasks, size_t n, task_at_t at)
 
 /* ---- one window ------------------------------------------------------- */
 
+/* m's topic slot when m is a record to route now: no error, a partition
+ * this process reads, not before its position (fetched again after a
+ * rewind), its partition not held for a schema. NULL: skip it. */
+static gp_tslot_t *routable(gp_proxy_t *p, const rd_kafka_message_t *m) {
+        gp_tslot_t *t;
+        if (m->err || !(t = gp_topics_slot(p, m->rkt)) || m->partition >= t->n ||
+            m->offset < t->parts[m->partition].work.pos || t->parts[m->partition].hold)
+                return NULL;
+        return t;
+}
+
 /* One window: begun at its first record (at once when a decision must be
  * checkpointed); *open says whether it began, so whether it must be
  * committed: the one commit rule of both delivery modes. It ends full
@@ -331,12 +342,15 @@ static gp_txres_t window(gp_proxy_t *p, task_t *tasks, size_t n_tasks,
                         r = GP_TX_FATAL;
                 for (ssize_t i = 0; i < got; i++) {
                         rd_kafka_message_t *m = msgs[i];
-                        gp_tslot_t *t;
-                        if (r != GP_TX_OK || m->err || !(t = gp_topics_slot(p, m->rkt)) ||
-                            m->partition >= t->n ||
-                            m->offset < t->parts[m->partition].work.pos ||
-                            t->parts[m->partition].hold ||
-                            (p->reg && gp_record_hold(p, t, m, bmono))) {
+                        gp_tslot_t *t = r == GP_TX_OK ? routable(p, m) : NULL;
+                        uint32_t id;
+                        if (t && p->reg && gp_record_schema_unknown(p, m, bmono, &id)) {
+                                /* m and the rest of its partition's batch
+                                 * come again once the registry answers. */
+                                gp_record_hold(p, t, m, id);
+                                t = NULL;
+                        }
+                        if (!t) {
                                 if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
                                         gp_log_at(GP_LOG_WARN,
                                                   m->rkt ? rd_kafka_topic_name(m->rkt) : NULL,
