@@ -98,46 +98,40 @@ void gp_proxy_map_writes(gp_proxy_t *p, uint64_t out[GP_MAP_WRITES]) {
         gp_status_writes(p->status, out);
 }
 
+/* An instant or a lag as a status value: "" when there is none. */
+static void set_opt(gp_status_kv_t *st, const char *key, bool have, int64_t v) {
+        if (have)
+                gp_status_set(st, key, "%" PRId64, v);
+        else
+                gp_status_set(st, key, "%s", "");
+}
+
 /* Task: the status keys, handed to the status thread. */
 static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
         const gp_wm_view_t *wv = &p->wv;
-        update_lags(p);
-        char v[12][40], hb[40];
+        gp_status_kv_t st = {0};
+        char hb[40];
         gp_stats_t s;
+        update_lags(p);
         gp_proxy_stats(p, &s);
-        snprintf(v[0], 40, "%s", gp_phase_name(p->cgate.phase));
-        snprintf(v[1], 40, "%s->%s", gp_colour_upper(p->cgate.old_c),
-                 gp_colour_upper(p->cgate.new_c));
-        if (p->cgate.cutoff == GP_TS_NONE)
-                v[2][0] = '\0';
-        else
-                snprintf(v[2], 40, "%" PRId64, p->cgate.cutoff);
-        if (wv->wm == GP_TS_NONE)
-                v[3][0] = '\0';
-        else
-                snprintf(v[3], 40, "%" PRId64, wv->wm);
-        snprintf(v[4], 40, "%" PRIu64, s.n[0]);
-        snprintf(v[5], 40, "%" PRIu64, s.n[1]);
-        snprintf(v[6], 40, "%" PRIu64, s.n[2]);
-        snprintf(v[7], 40, "%" PRIu64, s.late);
-        snprintf(v[8], 40, "%" PRIu64, s.aborted_routed);
         int64_t dl =
                 p->cgate.phase != GP_PHASE_SPLIT ? -1 : gp_drainer_lag(p->drain, p->cgate.old_c);
-        if (dl < 0)
-                v[9][0] = '\0';
-        else
-                snprintf(v[9], 40, "%" PRId64, dl);
         gp_time_format(now, hb, sizeof(hb));
-        gp_kv_t kv[] = {
-                {GP_KEY_PHASE, v[0]},          {GP_KEY_TRANSITION, v[1]},
-                {GP_KEY_CUTOFF, v[2]},         {GP_KEY_WATERMARK, v[3]},
-                {GP_KEY_COUNT_BLUE, v[4]},     {GP_KEY_COUNT_GREEN, v[5]},
-                {GP_KEY_COUNT_DLQ, v[6]},      {GP_KEY_COUNT_LATE, v[7]},
-                {GP_KEY_ABORTED_ROUTED, v[8]}, {GP_KEY_ERROR, current_error(p)},
-                {GP_KEY_HEARTBEAT, hb},        {GP_KEY_WARNING, p->drain_warning},
-                {GP_KEY_DRAIN_LAG, v[9]},
-        };
-        gp_status_post(p->status, kv, sizeof(kv) / sizeof(kv[0]));
+        gp_status_set(&st, GP_KEY_PHASE, "%s", gp_phase_name(p->cgate.phase));
+        gp_status_set(&st, GP_KEY_TRANSITION, "%s->%s", gp_colour_upper(p->cgate.old_c),
+                      gp_colour_upper(p->cgate.new_c));
+        set_opt(&st, GP_KEY_CUTOFF, p->cgate.cutoff != GP_TS_NONE, p->cgate.cutoff);
+        set_opt(&st, GP_KEY_WATERMARK, wv->wm != GP_TS_NONE, wv->wm);
+        gp_status_set(&st, GP_KEY_COUNT_BLUE, "%" PRIu64, s.n[0]);
+        gp_status_set(&st, GP_KEY_COUNT_GREEN, "%" PRIu64, s.n[1]);
+        gp_status_set(&st, GP_KEY_COUNT_DLQ, "%" PRIu64, s.n[2]);
+        gp_status_set(&st, GP_KEY_COUNT_LATE, "%" PRIu64, s.late);
+        gp_status_set(&st, GP_KEY_ABORTED_ROUTED, "%" PRIu64, s.aborted_routed);
+        gp_status_set(&st, GP_KEY_ERROR, "%s", current_error(p));
+        gp_status_set(&st, GP_KEY_HEARTBEAT, "%s", hb);
+        gp_status_set(&st, GP_KEY_WARNING, "%s", p->drain_warning);
+        set_opt(&st, GP_KEY_DRAIN_LAG, dl >= 0, dl);
+        gp_status_post(p->status, &st);
         return TASK_ON;
 }
 
