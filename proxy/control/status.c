@@ -34,6 +34,10 @@ struct gp_status {
         bool have_gate, gate_new;
         uint64_t posted, done; /* posts made, and the last one written */
         uint64_t writes[GP_MAP_WRITES]; /* by outcome (gp_status_writes) */
+        /* The thread's copy of st, written outside the lock; allocated
+         * with the rest by gp_status_new, so the thread needs no memory of
+         * its own. */
+        gp_status_kv_t writing;
 };
 
 static void count(gp_status_t *s, int rc) {
@@ -121,10 +125,8 @@ static int publish(gp_status_t *s, const gp_gate_t *g) {
 
 static void *run(void *arg) {
         gp_status_t *s = arg;
-        gp_status_kv_t *st = malloc(sizeof(*st));
+        gp_status_kv_t *st = &s->writing;
         int64_t retry_at = 0;
-        if (!st)
-                abort();
         pthread_mutex_lock(&s->lock);
         while (!s->quit) {
                 if (!s->st_new && !s->gate_new) {
@@ -161,7 +163,6 @@ static void *run(void *arg) {
                 pthread_cond_broadcast(&s->cond);
         }
         pthread_mutex_unlock(&s->lock);
-        free(st);
         return NULL;
 }
 
