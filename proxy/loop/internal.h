@@ -133,11 +133,18 @@ void gp_proxy_beat(gp_proxy_t *p);
 
 /* topics.c */
 gp_errcode_t gp_topics_setup(gp_proxy_t *p, gp_err_t *err);
-void gp_topics_discover(gp_proxy_t *p);
+/* Partitions that appeared: assigned once their colour topics have them
+ * too, held (logged, not read) until then. A failed assignment is fatal
+ * (gp_assign_all). */
+gp_errcode_t gp_topics_discover(gp_proxy_t *p, gp_err_t *err);
 gp_tslot_t *gp_topics_slot(gp_proxy_t *p, rd_kafka_topic_t *rkt);
 
 /* restore.c */
-int gp_assign_all(gp_proxy_t *p);
+/* Assigns every partition at its committed position (at start, after an
+ * abort, after growth). A failure is fatal (err marked so): the consumer
+ * is left where it was, so the caller ends the process and a restart goes
+ * on from the last commit. */
+gp_errcode_t gp_assign_all(gp_proxy_t *p, gp_err_t *err);
 gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err);
 rd_kafka_topic_partition_list_t *gp_checkpoint_list(gp_proxy_t *p, const gp_gate_t *g);
 

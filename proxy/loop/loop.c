@@ -9,7 +9,8 @@
  *     (a new control map ends the window early); then commit it with the
  *     offsets, each carrying the gate checkpoint (proxy/loop/delivery.c).
  *     An abortable error aborts, rewinds the consumer and the gate to the
- *     last commit, and goes on.
+ *     last commit, and goes on; a rewind or a growth that cannot assign
+ *     the partitions ends the process (a restart reads from the commit).
  *
  * The loop's only blocking calls are Kafka's: status and publication
  * (proxy/control/status.c) and the drain check (proxy/loop/drainer.c) run on threads of
@@ -56,6 +57,7 @@ static const char *current_error(const gp_proxy_t *p) {
 typedef enum {
         TASK_ON,     /* go on */
         TASK_DECIDE, /* inside a window: end it, there is something to decide on */
+        TASK_FATAL,  /* end the process (GP_EXIT_FATAL); the task has said why */
 } task_rc_t;
 
 /* Each partition's lag from the consumer's cached end offsets (no
@@ -240,9 +242,13 @@ static task_rc_t control_watch_task(gp_proxy_t *p, int64_t now) {
 
 /* Task: partitions that appeared (gate.discovery.interval.ms). */
 static task_rc_t discovery_task(gp_proxy_t *p, int64_t now) {
+        gp_err_t err;
         (void)now;
-        gp_topics_discover(p);
-        return TASK_ON;
+        if (!gp_topics_discover(p, &err))
+                return TASK_ON;
+        gp_error("%s; exiting (code %d) for a restart, which goes on from the last commit",
+                 err.msg, GP_EXIT_FATAL);
+        return TASK_FATAL;
 }
 
 /* Where a task runs: between windows, or inside one after each batch
@@ -277,10 +283,11 @@ static int64_t status_ms(const gp_conf_t *c) {
         return c->status_interval_ms;
 }
 
-/* Runs the due tasks of one place; the gravest verdict. */
+/* Runs the due tasks of one place; the gravest verdict (a fatal one
+ * stops the round). */
 static task_rc_t run_tasks(gp_proxy_t *p, task_t *tasks, size_t n, task_at_t at) {
         task_rc_t rc = TASK_ON;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n && rc != TASK_FATAL; i++) {
                 int64_t mono = gp_mono_ms();
                 if (tasks[i].at != at || mono < tasks[i].next)
                         continue;
@@ -366,8 +373,13 @@ static gp_txres_t window(gp_proxy_t *p, task_t *tasks, size_t n_tasks,
                         rd_kafka_message_destroy(m);
                 }
                 rd_kafka_poll(p->prod, 0);
-                if (r == GP_TX_OK && run_tasks(p, tasks, n_tasks, IN_WINDOW) == TASK_DECIDE)
-                        break;
+                if (r == GP_TX_OK) {
+                        task_rc_t tr = run_tasks(p, tasks, n_tasks, IN_WINDOW);
+                        if (tr == TASK_FATAL)
+                                r = GP_TX_FATAL;
+                        else if (tr == TASK_DECIDE)
+                                break;
+                }
         }
         return r;
 }
@@ -466,8 +478,10 @@ int gp_proxy_run(gp_proxy_t *p) {
                 gp_error("%s", err.msg);
                 return GP_EXIT_STATE;
         }
-        if (gp_assign_all(p))
+        if (gp_assign_all(p, &err)) {
+                gp_error("%s", err.msg);
                 return GP_EXIT_FATAL;
+        }
         gp_delivery_committed(p);
         pthread_mutex_lock(&p->lock);
         p->stats.running = 1;
@@ -478,7 +492,10 @@ int gp_proxy_run(gp_proxy_t *p) {
         /* 3. Windows, until stopped with nothing left to checkpoint. */
         rd_kafka_message_t *msgs[BATCH];
         while (!p->stop || p->need_commit) {
-                run_tasks(p, tasks, n_tasks, AT_BOUNDARY);
+                if (run_tasks(p, tasks, n_tasks, AT_BOUNDARY) == TASK_FATAL) {
+                        code = GP_EXIT_FATAL;
+                        break;
+                }
                 bool open;
                 gp_txres_t r = window(p, tasks, n_tasks, msgs, &open);
                 if (r == GP_TX_OK && open)
