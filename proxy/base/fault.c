@@ -26,18 +26,28 @@ static void hold(const char *prefix, const char *name) {
         unlink(held);
 }
 
+/* The n of <name>[:<n>] when spec names name (default 1), else -1. */
+static long wanted(const char *spec, const char *name) {
+        size_t n = strlen(name);
+        if (!spec || strncmp(spec, name, n) || (spec[n] && spec[n] != ':'))
+                return -1;
+        return spec[n] == ':' ? strtol(spec + n + 1, NULL, 10) : 1;
+}
+
 void gp_fault_point(const char *name) {
         static long seen;
         const char *prefix = getenv("GP_FAULT_HOLD");
         if (prefix && *prefix)
                 hold(prefix, name);
-        const char *spec = getenv("GP_FAULT");
-        size_t n = strlen(name);
-        if (!spec || strncmp(spec, name, n) || (spec[n] && spec[n] != ':'))
-                return;
-        long want = spec[n] == ':' ? strtol(spec + n + 1, NULL, 10) : 1;
-        if (++seen >= want)
+        long want = wanted(getenv("GP_FAULT"), name);
+        if (want >= 0 && ++seen >= want)
                 kill(getpid(), SIGKILL);
+}
+
+bool gp_fault_fails(const char *name) {
+        static long seen;
+        long want = wanted(getenv("GP_FAULT_FAIL"), name);
+        return want >= 0 && ++seen == want;
 }
 #else
 typedef int gp_fault_unused_t; /* ISO C wants a declaration in every file */

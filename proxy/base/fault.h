@@ -1,5 +1,5 @@
 /* proxy/base/fault.h: named points where a test can stop the process dead, or
- * hold it.
+ * hold it, or make one call fail.
  *
  * Compiled in only with GP_TEST_HOOKS (the test build). With
  * GP_FAULT=<point>[:<n>] in the environment, the n-th time (default 1) the
@@ -9,15 +9,28 @@
  * creates <prefix>.<point>.held and waits until <prefix>.<point> is removed
  * (at most 60 s), then removes the .held file and goes on. A test uses it
  * to act at an exact place, e.g. between the proxy's read of the map and
- * its write. */
+ * its write.
+ * With GP_FAULT_FAIL=<point>[:<n>], GP_FAULT_FAILS(<point>) is true the
+ * n-th time (default 1) the process passes <point>, and only then: the call
+ * it guards fails as if Kafka had refused it, so a test sees what the
+ * caller does with the failure. The points:
+ *   assign   gp_assign_all (proxy/loop/restore.c): the consumer's
+ *            assignment, at start (1st), then after each abort and each
+ *            partition growth
+ * Without GP_TEST_HOOKS, GP_FAULT_FAILS is false and costs nothing. */
 #ifndef GP_PROXY_BASE_FAULT_H
 #define GP_PROXY_BASE_FAULT_H
 
+#include <stdbool.h>
+
 #ifdef GP_TEST_HOOKS
 void gp_fault_point(const char *name);
+bool gp_fault_fails(const char *name);
 #define GP_FAULT(name) gp_fault_point(name)
+#define GP_FAULT_FAILS(name) gp_fault_fails(name)
 #else
 #define GP_FAULT(name) ((void)0)
+#define GP_FAULT_FAILS(name) false
 #endif
 
 #endif

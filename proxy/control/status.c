@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,18 +16,10 @@
 #include "proxy/base/log.h"
 #include "proxy/control/status.h"
 
-#define MAX_KEYS 16
-#define VALUE_MAX 520
 /* How often the thread looks at the map by itself: a map that moved (the
  * operator's TRANSITIONING) may call for a publication. */
 #define LOOK_MS 100
 #define RETRY_MS 1000
-
-typedef struct status_kv {
-        size_t n;
-        const char *key[MAX_KEYS];
-        char value[MAX_KEYS][VALUE_MAX];
-} status_kv_t;
 
 struct gp_status {
         gp_ctl_t *ctl; /* the thread's own */
@@ -36,11 +29,15 @@ struct gp_status {
         pthread_cond_t cond;
         bool quit;
         bool st_new;          /* st holds a status not yet written */
-        status_kv_t st;
+        gp_status_kv_t st;
         gp_gate_t gate;       /* the committed decisions */
         bool have_gate, gate_new;
         uint64_t posted, done; /* posts made, and the last one written */
         uint64_t writes[GP_MAP_WRITES]; /* by outcome (gp_status_writes) */
+        /* The thread's copy of st, written outside the lock; allocated
+         * with the rest by gp_status_new, so the thread needs no memory of
+         * its own. */
+        gp_status_kv_t writing;
 };
 
 static void count(gp_status_t *s, int rc) {
@@ -68,8 +65,8 @@ static void to_timespec(int64_t ms_from_now, struct timespec *ts) {
         }
 }
 
-static void write_status(gp_status_t *s, const status_kv_t *st) {
-        gp_kv_t kv[MAX_KEYS];
+static void write_status(gp_status_t *s, const gp_status_kv_t *st) {
+        gp_kv_t kv[GP_STATUS_KEYS];
         gp_err_t err;
         for (size_t i = 0; i < st->n; i++)
                 kv[i] = (gp_kv_t){st->key[i], st->value[i]};
@@ -128,10 +125,8 @@ static int publish(gp_status_t *s, const gp_gate_t *g) {
 
 static void *run(void *arg) {
         gp_status_t *s = arg;
-        status_kv_t *st = malloc(sizeof(*st));
+        gp_status_kv_t *st = &s->writing;
         int64_t retry_at = 0;
-        if (!st)
-                abort();
         pthread_mutex_lock(&s->lock);
         while (!s->quit) {
                 if (!s->st_new && !s->gate_new) {
@@ -168,7 +163,6 @@ static void *run(void *arg) {
                 pthread_cond_broadcast(&s->cond);
         }
         pthread_mutex_unlock(&s->lock);
-        free(st);
         return NULL;
 }
 
@@ -209,13 +203,24 @@ void gp_status_destroy(gp_status_t *s) {
         free(s);
 }
 
-void gp_status_post(gp_status_t *s, const gp_kv_t *kv, size_t n) {
+void gp_status_set(gp_status_kv_t *st, const char *key, const char *fmt, ...) {
+        size_t i = 0;
+        while (i < st->n && strcmp(st->key[i], key))
+                i++;
+        if (i == GP_STATUS_KEYS)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(st->value[i], GP_STATUS_VALUE_MAX, fmt, ap);
+        va_end(ap);
+        st->key[i] = key;
+        if (i == st->n)
+                st->n++;
+}
+
+void gp_status_post(gp_status_t *s, const gp_status_kv_t *st) {
         pthread_mutex_lock(&s->lock);
-        s->st.n = n < MAX_KEYS ? n : MAX_KEYS;
-        for (size_t i = 0; i < s->st.n; i++) {
-                s->st.key[i] = kv[i].key;
-                snprintf(s->st.value[i], VALUE_MAX, "%s", kv[i].value ? kv[i].value : "");
-        }
+        s->st = *st;
         s->st_new = true;
         s->posted++;
         pthread_cond_broadcast(&s->cond);

@@ -27,8 +27,22 @@ gp_status_t *gp_status_new(const gp_conf_t *conf, gp_err_t *err);
 /* Stops the thread (a write under way ends first; what is still waiting
  * is not written: see gp_status_flush). */
 void gp_status_destroy(gp_status_t *s);
-/* Status keys to write (copied; keys must be static strings). */
-void gp_status_post(gp_status_t *s, const gp_kv_t *kv, size_t n);
+/* One status to write: its keys by name (static strings, in the order
+ * first set), each with its value. */
+#define GP_STATUS_KEYS 16
+#define GP_STATUS_VALUE_MAX 520
+typedef struct gp_status_kv {
+        size_t n;
+        const char *key[GP_STATUS_KEYS];
+        char value[GP_STATUS_KEYS][GP_STATUS_VALUE_MAX];
+} gp_status_kv_t;
+/* Sets key (a static string) to the formatted value, cut at
+ * GP_STATUS_VALUE_MAX; a key set again takes the new value; a key beyond
+ * GP_STATUS_KEYS is not kept. */
+__attribute__((format(printf, 3, 4))) void gp_status_set(gp_status_kv_t *st, const char *key,
+                                                         const char *fmt, ...);
+/* Hands st to the thread to write (copied). */
+void gp_status_post(gp_status_t *s, const gp_status_kv_t *st);
 /* The committed gate state, whose decisions are published. */
 void gp_status_committed(gp_status_t *s, const gp_gate_t *committed);
 /* Waits until what was posted before has been written (or has failed),

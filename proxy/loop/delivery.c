@@ -283,7 +283,15 @@ gp_txres_t gp_delivery_abort(gp_proxy_t *p) {
         p->txn_begin = -1;
         p->win = (gp_wcount_t){0};
         memset(p->win_dlq, 0, sizeof(p->win_dlq));
-        gp_assign_all(p);
+        gp_err_t err;
+        if (gp_assign_all(p, &err)) {
+                /* The consumer would go on past what was aborted: those
+                 * records would be lost. A restart reads from the commit. */
+                gp_error("rewinding the consumer after an abort failed: %s; exiting (code %d) "
+                         "for a restart, which goes on from the last commit",
+                         err.msg, GP_EXIT_FATAL);
+                return GP_TX_FATAL;
+        }
         pthread_mutex_lock(&p->lock);
         p->stats.aborts++;
         pthread_mutex_unlock(&p->lock);

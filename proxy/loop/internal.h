@@ -2,7 +2,7 @@
  * files that make up proxy/loop/proxy.h's gp_proxy_t (docs/DESIGN.md, The data
  * path). Not an API: only proxy/ includes it.
  *
- *   proxy.c     the loop: windows, the boundary between them, periodic tasks
+ *   loop.c      the loop: windows, the boundary between them, periodic tasks
  *   setup.c     the clients and threads of gp_proxy_new, and their end
  *   topics.c    source, colour and dead-letter topics; partition discovery
  *   restore.c   assignment, the checkpoint read at start and written per commit
@@ -105,9 +105,6 @@ struct gp_proxy {
         bool need_commit;
         atomic_int stop; /* set by gp_proxy_stop: a signal handler or another thread */
 
-        int64_t next_ctl_warn;
-        int64_t next_ctl_check; /* inside a transaction window */
-        int ctl_pending;        /* a poll result seen inside the window */
         char last_refusal[256];
         char ctl_error[512]; /* the control-map error last logged */
         gp_wm_view_t wv;     /* the watermark of the last boundary */
@@ -136,11 +133,18 @@ void gp_proxy_beat(gp_proxy_t *p);
 
 /* topics.c */
 gp_errcode_t gp_topics_setup(gp_proxy_t *p, gp_err_t *err);
-void gp_topics_discover(gp_proxy_t *p);
+/* Partitions that appeared: assigned once their colour topics have them
+ * too, held (logged, not read) until then. A failed assignment is fatal
+ * (gp_assign_all). */
+gp_errcode_t gp_topics_discover(gp_proxy_t *p, gp_err_t *err);
 gp_tslot_t *gp_topics_slot(gp_proxy_t *p, rd_kafka_topic_t *rkt);
 
 /* restore.c */
-int gp_assign_all(gp_proxy_t *p);
+/* Assigns every partition at its committed position (at start, after an
+ * abort, after growth). A failure is fatal (err marked so): the consumer
+ * is left where it was, so the caller ends the process and a restart goes
+ * on from the last commit. */
+gp_errcode_t gp_assign_all(gp_proxy_t *p, gp_err_t *err);
 gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err);
 rd_kafka_topic_partition_list_t *gp_checkpoint_list(gp_proxy_t *p, const gp_gate_t *g);
 
@@ -160,10 +164,14 @@ int gp_kafka_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque);
 /* record.c */
 int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t now,
                      int64_t mono);
-/* With a registry: m's schema is not in the cache, so its partition is
- * now held (paused, back at m) and the registry's thread asked for it:
- * true, m and the rest of that partition's batch are not handled. */
-bool gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t mono);
+/* With a registry: is m framed with a schema id (*id) the cache cannot
+ * answer yet? Only asks the cache: no request, no pause. */
+bool gp_record_schema_unknown(gp_proxy_t *p, const rd_kafka_message_t *m, int64_t mono,
+                              uint32_t *id);
+/* Holds m's partition for schema id: pauses it back at m (m and the rest
+ * of that partition's batch are not handled, and come again on resume)
+ * and asks the registry's thread for id; gp_record_release resumes it. */
+void gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, const rd_kafka_message_t *m, uint32_t id);
 /* Takes the registry's answers and resumes the partitions they release;
  * keeps held partitions from counting as idle. -1: an answer was
  * registry-unavailable with schema.registry.on-failure=exit. */

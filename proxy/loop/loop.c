@@ -1,14 +1,16 @@
 /* proxy/loop/loop.c: the gate-proxy loop (docs/DESIGN.md, The data path).
  *
- *   between windows, the periodic tasks: read the control map, compute the
- *     watermark, let the gate decide (T, the close); discover partitions;
- *     hand the status to its thread;
+ *   between windows, the periodic tasks of one table: read the control
+ *     map, compute the watermark, let the gate decide (T, the close);
+ *     discover partitions; hand the status to its thread;
  *   one window: consume up to gate.commit.records records or for
  *     gate.commit.interval.ms, route each, produce it to the same
- *     partition of its colour topic; then commit it with the offsets, each
- *     carrying the gate checkpoint (proxy/loop/delivery.c). An abortable error
- *     aborts, rewinds the consumer and the gate to the last commit, and
- *     goes on.
+ *     partition of its colour topic, and run the table's in-window task
+ *     (a new control map ends the window early); then commit it with the
+ *     offsets, each carrying the gate checkpoint (proxy/loop/delivery.c).
+ *     An abortable error aborts, rewinds the consumer and the gate to the
+ *     last commit, and goes on; a rewind or a growth that cannot assign
+ *     the partitions ends the process (a restart reads from the commit).
  *
  * The loop's only blocking calls are Kafka's: status and publication
  * (proxy/control/status.c) and the drain check (proxy/loop/drainer.c) run on threads of
@@ -51,7 +53,13 @@ static const char *current_error(const gp_proxy_t *p) {
         return "";
 }
 
-/* Task: the status keys, handed to the status thread. */
+/* What a task tells the loop. */
+typedef enum {
+        TASK_ON,     /* go on */
+        TASK_DECIDE, /* inside a window: end it, there is something to decide on */
+        TASK_FATAL,  /* end the process (GP_EXIT_FATAL); the task has said why */
+} task_rc_t;
+
 /* Each partition's lag from the consumer's cached end offsets (no
  * request: librdkafka keeps them from its fetches). */
 static void update_lags(gp_proxy_t *p) {
@@ -92,45 +100,41 @@ void gp_proxy_map_writes(gp_proxy_t *p, uint64_t out[GP_MAP_WRITES]) {
         gp_status_writes(p->status, out);
 }
 
-static void status_task(gp_proxy_t *p, int64_t now) {
+/* An instant or a lag as a status value: "" when there is none. */
+static void set_opt(gp_status_kv_t *st, const char *key, bool have, int64_t v) {
+        if (have)
+                gp_status_set(st, key, "%" PRId64, v);
+        else
+                gp_status_set(st, key, "%s", "");
+}
+
+/* Task: the status keys, handed to the status thread. */
+static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
         const gp_wm_view_t *wv = &p->wv;
-        update_lags(p);
-        char v[12][40], hb[40];
+        gp_status_kv_t st = {0};
+        char hb[40];
         gp_stats_t s;
+        update_lags(p);
         gp_proxy_stats(p, &s);
-        snprintf(v[0], 40, "%s", gp_phase_name(p->cgate.phase));
-        snprintf(v[1], 40, "%s->%s", gp_colour_upper(p->cgate.old_c),
-                 gp_colour_upper(p->cgate.new_c));
-        if (p->cgate.cutoff == GP_TS_NONE)
-                v[2][0] = '\0';
-        else
-                snprintf(v[2], 40, "%" PRId64, p->cgate.cutoff);
-        if (wv->wm == GP_TS_NONE)
-                v[3][0] = '\0';
-        else
-                snprintf(v[3], 40, "%" PRId64, wv->wm);
-        snprintf(v[4], 40, "%" PRIu64, s.n[0]);
-        snprintf(v[5], 40, "%" PRIu64, s.n[1]);
-        snprintf(v[6], 40, "%" PRIu64, s.n[2]);
-        snprintf(v[7], 40, "%" PRIu64, s.late);
-        snprintf(v[8], 40, "%" PRIu64, s.aborted_routed);
         int64_t dl =
                 p->cgate.phase != GP_PHASE_SPLIT ? -1 : gp_drainer_lag(p->drain, p->cgate.old_c);
-        if (dl < 0)
-                v[9][0] = '\0';
-        else
-                snprintf(v[9], 40, "%" PRId64, dl);
         gp_time_format(now, hb, sizeof(hb));
-        gp_kv_t kv[] = {
-                {GP_KEY_PHASE, v[0]},          {GP_KEY_TRANSITION, v[1]},
-                {GP_KEY_CUTOFF, v[2]},         {GP_KEY_WATERMARK, v[3]},
-                {GP_KEY_COUNT_BLUE, v[4]},     {GP_KEY_COUNT_GREEN, v[5]},
-                {GP_KEY_COUNT_DLQ, v[6]},      {GP_KEY_COUNT_LATE, v[7]},
-                {GP_KEY_ABORTED_ROUTED, v[8]}, {GP_KEY_ERROR, current_error(p)},
-                {GP_KEY_HEARTBEAT, hb},        {GP_KEY_WARNING, p->drain_warning},
-                {GP_KEY_DRAIN_LAG, v[9]},
-        };
-        gp_status_post(p->status, kv, sizeof(kv) / sizeof(kv[0]));
+        gp_status_set(&st, GP_KEY_PHASE, "%s", gp_phase_name(p->cgate.phase));
+        gp_status_set(&st, GP_KEY_TRANSITION, "%s->%s", gp_colour_upper(p->cgate.old_c),
+                      gp_colour_upper(p->cgate.new_c));
+        set_opt(&st, GP_KEY_CUTOFF, p->cgate.cutoff != GP_TS_NONE, p->cgate.cutoff);
+        set_opt(&st, GP_KEY_WATERMARK, wv->wm != GP_TS_NONE, wv->wm);
+        gp_status_set(&st, GP_KEY_COUNT_BLUE, "%" PRIu64, s.n[0]);
+        gp_status_set(&st, GP_KEY_COUNT_GREEN, "%" PRIu64, s.n[1]);
+        gp_status_set(&st, GP_KEY_COUNT_DLQ, "%" PRIu64, s.n[2]);
+        gp_status_set(&st, GP_KEY_COUNT_LATE, "%" PRIu64, s.late);
+        gp_status_set(&st, GP_KEY_ABORTED_ROUTED, "%" PRIu64, s.aborted_routed);
+        gp_status_set(&st, GP_KEY_ERROR, "%s", current_error(p));
+        gp_status_set(&st, GP_KEY_HEARTBEAT, "%s", hb);
+        gp_status_set(&st, GP_KEY_WARNING, "%s", p->drain_warning);
+        set_opt(&st, GP_KEY_DRAIN_LAG, dl >= 0, dl);
+        gp_status_post(p->status, &st);
+        return TASK_ON;
 }
 
 /* Is the old side drained? Asks the drain thread with what is
@@ -155,10 +159,9 @@ static void refused(gp_proxy_t *p, int reason) {
 
 /* Task, at every boundary: the control map, the watermark, the gate's
  * decisions (T, the close). */
-static void control_task(gp_proxy_t *p, int64_t now) {
+static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
         gp_wm_view_t *wv = &p->wv;
-        int rc = p->ctl_pending ? p->ctl_pending : gp_ctl_poll(p->ctl, false);
-        p->ctl_pending = 0;
+        int rc = gp_ctl_poll(p->ctl, false);
         const char *cerr = gp_ctl_error(p->ctl);
         if (rc < 0 && strcmp(p->ctl_error, cerr)) {
                 gp_warn("control map invalid, keeping the last good state: %s", cerr);
@@ -225,25 +228,53 @@ static void control_task(gp_proxy_t *p, int64_t now) {
                 }
         } else
                 p->last_refusal[0] = '\0';
+        return TASK_ON;
+}
+
+/* Task, inside a window: a new valid control map ends the window early,
+ * so it applies within CTL_WATCH_MS even with a long
+ * gate.commit.interval.ms. Only a new valid map ends it: a map that stays
+ * invalid changes nothing here (control_task reads it at the boundary). */
+static task_rc_t control_watch_task(gp_proxy_t *p, int64_t now) {
+        (void)now;
+        return gp_ctl_poll(p->ctl, false) == 1 ? TASK_DECIDE : TASK_ON;
 }
 
 /* Task: partitions that appeared (gate.discovery.interval.ms). */
-static void discovery_task(gp_proxy_t *p, int64_t now) {
+static task_rc_t discovery_task(gp_proxy_t *p, int64_t now) {
+        gp_err_t err;
         (void)now;
-        gp_topics_discover(p);
+        if (!gp_topics_discover(p, &err))
+                return TASK_ON;
+        gp_error("%s; exiting (code %d) for a restart, which goes on from the last commit",
+                 err.msg, GP_EXIT_FATAL);
+        return TASK_FATAL;
 }
 
-/* What runs between windows, each at most once per interval (0: every
- * boundary), in this order, as redis's serverCron runs its jobs. */
+/* Where a task runs: between windows, or inside one after each batch
+ * (while no transactional error is pending). */
+typedef enum { AT_BOUNDARY, IN_WINDOW } task_at_t;
+
+/* What the loop runs besides records, each at most once per interval (0:
+ * every time), in table order, as redis's serverCron runs its jobs. */
 typedef struct task {
-        void (*run)(gp_proxy_t *p, int64_t now);
+        task_rc_t (*run)(gp_proxy_t *p, int64_t now);
         int64_t (*interval_ms)(const gp_conf_t *conf);
+        task_at_t at;
         int64_t next; /* mono ms */
 } task_t;
 
-static int64_t every_boundary(const gp_conf_t *c) {
+/* How often a window looks for a new control map: a change applies
+ * within this. A look is a lock and a compare, or a stat. */
+#define CTL_WATCH_MS 100
+
+static int64_t every_time(const gp_conf_t *c) {
         (void)c;
         return 0;
+}
+static int64_t ctl_watch_ms(const gp_conf_t *c) {
+        (void)c;
+        return CTL_WATCH_MS;
 }
 static int64_t discovery_ms(const gp_conf_t *c) {
         return c->discovery_ms;
@@ -252,35 +283,45 @@ static int64_t status_ms(const gp_conf_t *c) {
         return c->status_interval_ms;
 }
 
-static void run_tasks(gp_proxy_t *p, task_t *tasks, size_t n) {
-        for (size_t i = 0; i < n; i++) {
+/* Runs the due tasks of one place; the gravest verdict (a fatal one
+ * stops the round). */
+static task_rc_t run_tasks(gp_proxy_t *p, task_t *tasks, size_t n, task_at_t at) {
+        task_rc_t rc = TASK_ON;
+        for (size_t i = 0; i < n && rc != TASK_FATAL; i++) {
                 int64_t mono = gp_mono_ms();
-                if (mono < tasks[i].next)
+                if (tasks[i].at != at || mono < tasks[i].next)
                         continue;
-                tasks[i].run(p, gp_now_ms());
+                task_rc_t r = tasks[i].run(p, gp_now_ms());
                 tasks[i].next = mono + tasks[i].interval_ms(p->conf);
+                if (r > rc)
+                        rc = r;
         }
+        return rc;
 }
 
 /* ---- one window ------------------------------------------------------- */
 
-/* Why a window ended. */
-typedef enum {
-        WIN_FULL,    /* gate.commit.records */
-        WIN_TIME,    /* gate.commit.interval.ms */
-        WIN_STOP,    /* stopping */
-        WIN_CONTROL, /* a new valid control map: decide on it now */
-        WIN_ABORT,   /* an abortable error */
-        WIN_FATAL,
-} win_end_t;
+/* m's topic slot when m is a record to route now: no error, a partition
+ * this process reads, not before its position (fetched again after a
+ * rewind), its partition not held for a schema. NULL: skip it. */
+static gp_tslot_t *routable(gp_proxy_t *p, const rd_kafka_message_t *m) {
+        gp_tslot_t *t;
+        if (m->err || !(t = gp_topics_slot(p, m->rkt)) || m->partition >= t->n ||
+            m->offset < t->parts[m->partition].work.pos || t->parts[m->partition].hold)
+                return NULL;
+        return t;
+}
 
 /* One window: begun at its first record (at once when a decision must be
  * checkpointed); *open says whether it began, so whether it must be
- * committed: the one commit rule of both delivery modes. */
-static win_end_t window(gp_proxy_t *p, rd_kafka_message_t **msgs, bool *open) {
+ * committed: the one commit rule of both delivery modes. It ends full
+ * (gate.commit.records), due (gate.commit.interval.ms), stopping, when a
+ * task finds something to decide on, or at an error (GP_TX_ABORT,
+ * GP_TX_FATAL). */
+static gp_txres_t window(gp_proxy_t *p, task_t *tasks, size_t n_tasks,
+                         rd_kafka_message_t **msgs, bool *open) {
         int64_t count = 0, deadline = gp_mono_ms() + p->conf->commit_interval_ms;
         gp_txres_t r = GP_TX_OK;
-        win_end_t end = WIN_TIME;
         *open = false;
         if (p->need_commit) {
                 r = gp_delivery_begin(p);
@@ -288,15 +329,7 @@ static win_end_t window(gp_proxy_t *p, rd_kafka_message_t **msgs, bool *open) {
         }
         while (r == GP_TX_OK) {
                 int64_t left = deadline - gp_mono_ms();
-                if (p->stop) {
-                        end = WIN_STOP;
-                        break;
-                }
-                if (count >= p->conf->commit_records) {
-                        end = WIN_FULL;
-                        break;
-                }
-                if (left <= 0)
+                if (p->stop || count >= p->conf->commit_records || left <= 0)
                         break;
                 size_t want = (size_t)(p->conf->commit_records - count);
                 ssize_t got = rd_kafka_consume_batch_queue(
@@ -310,12 +343,15 @@ static win_end_t window(gp_proxy_t *p, rd_kafka_message_t **msgs, bool *open) {
                         r = GP_TX_FATAL;
                 for (ssize_t i = 0; i < got; i++) {
                         rd_kafka_message_t *m = msgs[i];
-                        gp_tslot_t *t;
-                        if (r != GP_TX_OK || m->err || !(t = gp_topics_slot(p, m->rkt)) ||
-                            m->partition >= t->n ||
-                            m->offset < t->parts[m->partition].work.pos ||
-                            t->parts[m->partition].hold ||
-                            (p->reg && gp_record_hold(p, t, m, bmono))) {
+                        gp_tslot_t *t = r == GP_TX_OK ? routable(p, m) : NULL;
+                        uint32_t id;
+                        if (t && p->reg && gp_record_schema_unknown(p, m, bmono, &id)) {
+                                /* m and the rest of its partition's batch
+                                 * come again once the registry answers. */
+                                gp_record_hold(p, t, m, id);
+                                t = NULL;
+                        }
+                        if (!t) {
                                 if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
                                         gp_log_at(GP_LOG_WARN,
                                                   m->rkt ? rd_kafka_topic_name(m->rkt) : NULL,
@@ -337,19 +373,15 @@ static win_end_t window(gp_proxy_t *p, rd_kafka_message_t **msgs, bool *open) {
                         rd_kafka_message_destroy(m);
                 }
                 rd_kafka_poll(p->prod, 0);
-                /* A changed control map ends the window early, so it applies
-                 * within ~100 ms even with a long gate.commit.interval.ms.
-                 * Only a new valid map ends it: a map that stays invalid
-                 * changes nothing here. */
-                if (r == GP_TX_OK && gp_mono_ms() >= p->next_ctl_check) {
-                        p->next_ctl_check = gp_mono_ms() + 100;
-                        if ((p->ctl_pending = gp_ctl_poll(p->ctl, false)) == 1) {
-                                end = WIN_CONTROL;
+                if (r == GP_TX_OK) {
+                        task_rc_t tr = run_tasks(p, tasks, n_tasks, IN_WINDOW);
+                        if (tr == TASK_FATAL)
+                                r = GP_TX_FATAL;
+                        else if (tr == TASK_DECIDE)
                                 break;
-                        }
                 }
         }
-        return r == GP_TX_ABORT ? WIN_ABORT : r == GP_TX_FATAL ? WIN_FATAL : end;
+        return r;
 }
 
 /* ---- the loop ---------------------------------------------------------- */
@@ -396,11 +428,15 @@ static bool reach_brokers(gp_proxy_t *p) {
 int gp_proxy_run(gp_proxy_t *p) {
         gp_err_t err;
         int code = GP_EXIT_OK;
+        int64_t next_warn = 0;
         task_t tasks[] = {
-                {control_task, every_boundary, 0},
-                {discovery_task, discovery_ms, gp_mono_ms() + p->conf->discovery_ms},
-                {status_task, status_ms, 0},
+                {control_task, every_time, AT_BOUNDARY, 0},
+                {discovery_task, discovery_ms, AT_BOUNDARY,
+                 gp_mono_ms() + p->conf->discovery_ms},
+                {status_task, status_ms, AT_BOUNDARY, 0},
+                {control_watch_task, ctl_watch_ms, IN_WINDOW, 0},
         };
+        size_t n_tasks = sizeof(tasks) / sizeof(tasks[0]);
         p->wv = (gp_wm_view_t){.wm = GP_TS_NONE};
         gp_info("gate-proxy %s (librdkafka %s): pipeline %s, brokers %s, control %s, %s, "
                 "event time %s", GP_VERSION, rd_kafka_version_str(), p->conf->pipeline,
@@ -408,9 +444,9 @@ int gp_proxy_run(gp_proxy_t *p) {
 
         /* 1. A valid control map first: consume nothing without one. */
         while (!p->stop && (gp_proxy_beat(p), gp_ctl_poll(p->ctl, true) < 0)) {
-                if (gp_mono_ms() >= p->next_ctl_warn) {
+                if (gp_mono_ms() >= next_warn) {
                         gp_warn("waiting for a valid control map: %s", gp_ctl_error(p->ctl));
-                        p->next_ctl_warn = gp_mono_ms() + 5000;
+                        next_warn = gp_mono_ms() + 5000;
                 }
                 rd_kafka_poll(p->prod, 200);
         }
@@ -442,8 +478,10 @@ int gp_proxy_run(gp_proxy_t *p) {
                 gp_error("%s", err.msg);
                 return GP_EXIT_STATE;
         }
-        if (gp_assign_all(p))
+        if (gp_assign_all(p, &err)) {
+                gp_error("%s", err.msg);
                 return GP_EXIT_FATAL;
+        }
         gp_delivery_committed(p);
         pthread_mutex_lock(&p->lock);
         p->stats.running = 1;
@@ -454,13 +492,14 @@ int gp_proxy_run(gp_proxy_t *p) {
         /* 3. Windows, until stopped with nothing left to checkpoint. */
         rd_kafka_message_t *msgs[BATCH];
         while (!p->stop || p->need_commit) {
-                run_tasks(p, tasks, sizeof(tasks) / sizeof(tasks[0]));
+                if (run_tasks(p, tasks, n_tasks, AT_BOUNDARY) == TASK_FATAL) {
+                        code = GP_EXIT_FATAL;
+                        break;
+                }
                 bool open;
-                win_end_t end = window(p, msgs, &open);
-                gp_txres_t r = end == WIN_ABORT   ? GP_TX_ABORT
-                               : end == WIN_FATAL ? GP_TX_FATAL
-                               : open             ? gp_delivery_commit(p)
-                                                  : GP_TX_OK;
+                gp_txres_t r = window(p, tasks, n_tasks, msgs, &open);
+                if (r == GP_TX_OK && open)
+                        r = gp_delivery_commit(p);
                 if (r == GP_TX_ABORT)
                         r = gp_delivery_abort(p);
                 if (r == GP_TX_FATAL) {

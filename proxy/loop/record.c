@@ -169,7 +169,6 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                        tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? 0 : kts, hdrs);
 }
 
-/* Does the batch hold a registry id the cache cannot answer? */
 /* Pauses (or resumes) one partition, and on pausing moves its position
  * back to offset: what was fetched past it is fetched again on resume. */
 static void pause_at(gp_proxy_t *p, const char *topic, int32_t part, int64_t offset,
@@ -192,14 +191,17 @@ static void pause_at(gp_proxy_t *p, const char *topic, int32_t part, int64_t off
         rd_kafka_topic_partition_list_destroy(l);
 }
 
-bool gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t mono) {
+bool gp_record_schema_unknown(gp_proxy_t *p, const rd_kafka_message_t *m, int64_t mono,
+                              uint32_t *id) {
         gp_schema_ref_t ref;
-        uint32_t id;
         const uint8_t *body;
         size_t len;
-        if (gp_avro_frame(m->payload, m->len, &id, &body, &len) ||
-            gp_registry_lookup(p->reg, id, mono, &ref))
-                return false; /* not framed (dead-lettered), or known */
+        /* Not framed: dead-lettered as bad-frame when handled. */
+        return !gp_avro_frame(m->payload, m->len, id, &body, &len) &&
+               !gp_registry_lookup(p->reg, *id, mono, &ref);
+}
+
+void gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, const rd_kafka_message_t *m, uint32_t id) {
         gp_pslot_t *ps = &t->parts[m->partition];
         gp_registry_want(p->reg, id);
         ps->hold = true;
@@ -209,7 +211,6 @@ bool gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t
         gp_log_at(GP_LOG_DEBUG, t->name, m->partition,
                   "%s/%d held at offset %" PRId64 " for schema id %" PRIu32, t->name,
                   m->partition, m->offset, id);
-        return true;
 }
 
 int gp_record_release(gp_proxy_t *p, int64_t now, int64_t mono) {

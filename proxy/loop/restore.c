@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gate/checkpoint.h"
+#include "proxy/base/fault.h"
 #include "proxy/loop/internal.h"
 #include "proxy/base/log.h"
 
@@ -21,17 +22,26 @@ static rd_kafka_topic_partition_list_t *positions(gp_proxy_t *p, bool committed)
         return l;
 }
 
-int gp_assign_all(gp_proxy_t *p) {
+gp_errcode_t gp_assign_all(gp_proxy_t *p, gp_err_t *err) {
         rd_kafka_topic_partition_list_t *l = positions(p, true);
-        rd_kafka_resp_err_t e = rd_kafka_assign(p->cons, l);
+        /* The test build can fail it (proxy/base/fault.h). */
+        bool injected = GP_FAULT_FAILS("assign");
+        rd_kafka_resp_err_t e =
+                injected ? RD_KAFKA_RESP_ERR__FAIL : rd_kafka_assign(p->cons, l);
+        if (e) {
+                rd_kafka_topic_partition_list_destroy(l);
+                gp_err_set(err, GP_ERR_KAFKA,
+                           "assigning %zu partition(s) at their committed offsets: %s",
+                           p->n_pptrs, injected ? "failed by GP_FAULT_FAIL=assign"
+                                                : rd_kafka_err2str(e));
+                /* The consumer reads from where it was, not from the last
+                 * commit: no record may be routed until a restart. */
+                return gp_err_fatal(err);
+        }
         gp_fetchwake_assigned(p->wake, l);
         gp_record_hold_again(p);
         rd_kafka_topic_partition_list_destroy(l);
-        if (e) {
-                gp_error("assign: %s", rd_kafka_err2str(e));
-                return -1;
-        }
-        return 0;
+        return GP_OK;
 }
 
 /* Reads the committed offsets and checkpoints of every partition. */

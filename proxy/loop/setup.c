@@ -49,8 +49,13 @@ static int load_avsc(gp_proxy_t *p, const char *path, gp_err_t *err) {
                 gp_err_set(err, GP_ERR_IO, "gate.avro.schema: %s: %s", path, strerror(errno));
                 return -1;
         }
-        if (!(buf = malloc((4 << 20) + 1)))
-                abort();
+        if (!(buf = malloc((4 << 20) + 1))) {
+                /* gp_proxy_new fails with it; its caller decides the exit. */
+                gp_err_set(err, GP_ERR_NOMEM, "gate.avro.schema: %s: out of memory to read it",
+                           path);
+                fclose(f);
+                return -1;
+        }
         n = fread(buf, 1, (4 << 20) + 1, f);
         if (ferror(f))
                 gp_err_set(err, GP_ERR_IO, "gate.avro.schema: %s: %s", path, strerror(errno));

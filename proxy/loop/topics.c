@@ -233,16 +233,16 @@ gp_errcode_t gp_topics_setup(gp_proxy_t *p, gp_err_t *err) {
         return GP_OK;
 }
 
-void gp_topics_discover(gp_proxy_t *p) {
-        gp_err_t err;
+gp_errcode_t gp_topics_discover(gp_proxy_t *p, gp_err_t *err) {
+        gp_err_t why;
         for (int i = 0; i < p->n_topics; i++) {
                 gp_tslot_t *t = &p->topics[i];
-                int n = topic_partitions(p->cons, t->name, &err);
+                int n = topic_partitions(p->cons, t->name, &why);
                 if (n <= t->n)
                         continue;
                 int ok = 1;
                 for (int c = 0; c < 2 && ok; c++) {
-                        int have = ensure_topic(p, t->out_name[c], n, "colour", &err);
+                        int have = ensure_topic(p, t->out_name[c], n, "colour", &why);
                         if (have < 0) {
                                 ok = 0;
                         } else
@@ -253,15 +253,15 @@ void gp_topics_discover(gp_proxy_t *p) {
                          * not read; the old ones keep flowing. Retried every
                          * discovery, logged once per change and every 60 s. */
                         int64_t mono = gp_mono_ms();
-                        if (strcmp(t->held, err.msg) || mono - t->held_logged >= 60000) {
+                        if (strcmp(t->held, why.msg) || mono - t->held_logged >= 60000) {
                                 gp_log_at(GP_LOG_ERROR, t->name, -1,
                                           "%s grew to %d partitions but its records cannot be "
                                           "placed: %s; holding partitions %d-%d (not read) "
                                           "until then",
-                                          t->name, n, err.msg, t->n, n - 1);
+                                          t->name, n, why.msg, t->n, n - 1);
                                 t->held_logged = mono;
                         }
-                        snprintf(t->held, sizeof(t->held), "%.500s", err.msg);
+                        snprintf(t->held, sizeof(t->held), "%.500s", why.msg);
                         continue;
                 }
                 if (t->held[0]) {
@@ -271,9 +271,10 @@ void gp_topics_discover(gp_proxy_t *p) {
                 }
                 gp_info("%s grew from %d to %d partitions; reading the new ones from the "
                         "beginning", t->name, t->n, n);
-                if (grow_slot(p, t, n, false) == 0)
-                        gp_assign_all(p);
+                if (grow_slot(p, t, n, false) == 0 && gp_assign_all(p, err))
+                        return gp_err_prefix(err, "%s grew to %d partitions", t->name, n);
         }
+        return GP_OK;
 }
 
 gp_tslot_t *gp_topics_slot(gp_proxy_t *p, rd_kafka_topic_t *rkt) {

@@ -1,7 +1,8 @@
 /* tests/unit/test_loop.c: gp_proxy_run itself, in seconds, on librdkafka's
  * in-process mock cluster with a control file: routing through a cutover in
  * both delivery modes, a decision committed while no record flows, a stop
- * with a decision pending, and an aborted transaction rewound.
+ * with a decision pending, an aborted transaction rewound, and (test build)
+ * a rewind that cannot assign the partitions ending the loop.
  * The mock cluster ignores read_committed, stores no transactional offsets
  * and never fences: these tests check the loop's logic, and the
  * exactly-once claims stay with the integration tests on a real broker. */
@@ -89,14 +90,8 @@ static void rig_up(rig_t *r, const char *delivery) {
         pthread_create(&r->thr, NULL, run, r);
 }
 
-/* Stops the proxy; it must return 0 within 10 s. */
-static void rig_down(rig_t *r) {
-        gp_proxy_stop(r->p);
-        for (int i = 0; i < 1000 && !r->done; i++)
-                usleep(10 * 1000);
-        cr_assert(r->done, "gp_proxy_run did not return within 10 s of gp_proxy_stop");
-        pthread_join(r->thr, NULL);
-        cr_assert_eq(r->code, 0, "gp_proxy_run returned %d", r->code);
+/* Frees the rig once gp_proxy_run has returned. */
+static void rig_free(rig_t *r) {
         gp_proxy_destroy(r->p);
         gp_conf_destroy(&r->conf);
         rd_kafka_mock_cluster_destroy(r->mock);
@@ -106,6 +101,17 @@ static void rig_down(rig_t *r) {
         unlink(r->control);
         unlink(lock);
         rmdir(r->dir);
+}
+
+/* Stops the proxy; it must return 0 within 10 s. */
+static void rig_down(rig_t *r) {
+        gp_proxy_stop(r->p);
+        for (int i = 0; i < 1000 && !r->done; i++)
+                usleep(10 * 1000);
+        cr_assert(r->done, "gp_proxy_run did not return within 10 s of gp_proxy_stop");
+        pthread_join(r->thr, NULL);
+        cr_assert_eq(r->code, 0, "gp_proxy_run returned %d", r->code);
+        rig_free(r);
 }
 
 /* Records id from..from+n-1 with event time BASE + id, round-robin over the
@@ -261,3 +267,33 @@ Test(loop, aborted_transaction_is_rewound, .timeout = 60) {
         cr_assert_gt(stats(&r).aborts, aborts, "no transaction was aborted");
         rig_down(&r);
 }
+
+#ifdef GP_TEST_HOOKS
+/* The rewind after an abort cannot assign the partitions (the test build's
+ * GP_FAULT_FAIL=assign:2; the 1st assignment is the start's): the consumer
+ * would go on past the aborted records, so the loop ends with
+ * GP_EXIT_FATAL instead of routing on, and nothing after the last commit
+ * is counted. */
+Test(loop, failed_rewind_is_fatal, .timeout = 60) {
+        rig_t r;
+        setenv("GP_FAULT_FAIL", "assign:2", 1);
+        rig_up(&r, "exactly-once");
+        produce(&r, 0, 100);
+        await_counts(&r, 100, 0, "the first records");
+        rd_kafka_mock_push_request_errors(r.mock, 24 /* AddPartitionsToTxn */, 1,
+                                          RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+        produce(&r, 100, 400);
+        for (int i = 0; i < 1000 && !r.done; i++)
+                usleep(10 * 1000);
+        cr_assert(r.done, "gp_proxy_run went on after the rewind failed");
+        pthread_join(r.thr, NULL);
+        cr_assert_eq(r.code, GP_EXIT_FATAL, "gp_proxy_run returned %d, not GP_EXIT_FATAL",
+                     r.code);
+        gp_stats_t s = stats(&r);
+        cr_assert_eq(s.n[0], 100, "%" PRIu64 " records committed, expected the first 100",
+                     s.n[0]);
+        cr_assert_eq(s.aborts, 0, "the failed rewind was counted as a finished abort");
+        rig_free(&r);
+        unsetenv("GP_FAULT_FAIL");
+}
+#endif
