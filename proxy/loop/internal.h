@@ -141,7 +141,7 @@ gp_tslot_t *gp_topics_slot(gp_proxy_t *p, rd_kafka_topic_t *rkt);
 
 /* restore.c */
 /* Assigns every partition at its committed position (at start, after an
- * abort, after growth). A failure is fatal (err marked so): the consumer
+ * abort, after growth). Every failure is fatal to its caller: the consumer
  * is left where it was, so the caller ends the process and a restart goes
  * on from the last commit. */
 gp_errcode_t gp_assign_all(gp_proxy_t *p, gp_err_t *err);

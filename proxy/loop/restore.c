@@ -30,13 +30,13 @@ gp_errcode_t gp_assign_all(gp_proxy_t *p, gp_err_t *err) {
                 injected ? RD_KAFKA_RESP_ERR__FAIL : rd_kafka_assign(p->cons, l);
         if (e) {
                 rd_kafka_topic_partition_list_destroy(l);
-                gp_err_set(err, GP_ERR_KAFKA,
+                /* The consumer reads from where it was, not from the last
+                 * commit: no record may be routed until a restart (every
+                 * caller ends the process on this error). */
+                return gp_err_set(err, GP_ERR_KAFKA,
                            "assigning %zu partition(s) at their committed offsets: %s",
                            p->n_pptrs, injected ? "failed by GP_FAULT_FAIL=assign"
                                                 : rd_kafka_err2str(e));
-                /* The consumer reads from where it was, not from the last
-                 * commit: no record may be routed until a restart. */
-                return gp_err_fatal(err);
         }
         gp_fetchwake_assigned(p->wake, l);
         gp_record_hold_again(p);

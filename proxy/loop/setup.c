@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "os/file.h"
 #include "proxy/schema/avsc.h"
 #include "proxy/loop/clients.h"
 #include "proxy/loop/internal.h"
@@ -38,38 +39,40 @@ static void want_stats(gp_proxy_t *p, rd_kafka_conf_t *kc, const char *role, gp_
         rd_kafka_conf_set_stats_cb(kc, gp_kafka_stats);
 }
 
+/* The librdkafka keys gate-proxy decides for role's client, from the one
+ * table of them (proxy/conf/kafka.c: exactly-once, read_committed,
+ * offsets only in transactions, no topic auto-creation). */
+static void force(rd_kafka_conf_t *kc, const gp_conf_t *conf, const char *role, gp_err_t *err,
+                  int *bad) {
+        for (const gp_kafka_key_t *k = gp_kafka_keys; k->key; k++) {
+                const char *v = gp_kafka_forced(k, conf, role);
+                if (v)
+                        gp_client_set(kc, k->key, v, err, bad);
+        }
+}
+
 /* gate.avro.schema: read and compiled once, at start. */
 static int load_avsc(gp_proxy_t *p, const char *path, gp_err_t *err) {
-        FILE *f = fopen(path, "rb");
-        char *buf = NULL;
         gp_err_t why;
-        size_t n = 0;
-        int rc = -1;
-        if (!f) {
-                gp_err_set(err, GP_ERR_IO, "gate.avro.schema: %s: %s", path, strerror(errno));
-                return -1;
-        }
-        if (!(buf = malloc((4 << 20) + 1))) {
+        size_t n;
+        char *buf = gp_file_read(path, 4 << 20, &n, &why);
+        if (!buf) {
                 /* gp_proxy_new fails with it; its caller decides the exit. */
-                gp_err_set(err, GP_ERR_NOMEM, "gate.avro.schema: %s: out of memory to read it",
-                           path);
-                fclose(f);
+                if (errno == EFBIG)
+                        gp_err_set(err, GP_ERR_INVALID, "gate.avro.schema: %s: larger than 4 MiB",
+                                   path);
+                else
+                        gp_err_set(err, why.code, "gate.avro.schema: %s", why.msg);
                 return -1;
         }
-        n = fread(buf, 1, (4 << 20) + 1, f);
-        if (ferror(f))
-                gp_err_set(err, GP_ERR_IO, "gate.avro.schema: %s: %s", path, strerror(errno));
-        else if (n > (4 << 20))
-                gp_err_set(err, GP_ERR_INVALID, "gate.avro.schema: %s: larger than 4 MiB",
-                           path);
-        else if (gp_avsc_compile(buf, n, &p->ex, &p->avro_local, &why))
-                gp_err_set(err, GP_ERR_INVALID,
+        int rc = -1;
+        if (gp_avsc_compile(buf, n, &p->ex, &p->avro_local, &why))
+                gp_err_set(err, why.code == GP_ERR_NOMEM ? GP_ERR_NOMEM : GP_ERR_INVALID,
                            "gate.avro.schema: %s: %s (gate.event-time=%s)", path, why.msg,
                            p->conf->event_time);
         else
                 rc = 0;
         free(buf);
-        fclose(f);
         return rc;
 }
 
@@ -113,13 +116,7 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
         if (!(kc = gp_client_conf(conf, "producer", err)))
                 goto fail;
         int bad = 0;
-        gp_client_set(kc, "enable.idempotence", "true", err, &bad);
-        /* A producer's metadata request creates a missing topic on a broker
-         * with auto.create.topics.enable (Kafka's default), with the
-         * broker's partition count and behind gate.topics.create. */
-        gp_client_set(kc, "allow.auto.create.topics", "false", err, &bad);
-        if (p->eos)
-                gp_client_set(kc, "transactional.id", conf->transactional_id, err, &bad);
+        force(kc, conf, "producer", err, &bad);
         /* Room for the largest record routed (gate.record.max.bytes), unless
          * kafka.message.max.bytes says otherwise. */
         if (!gp_client_user_set(conf, "producer", "message.max.bytes") &&
@@ -160,13 +157,7 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
         /* Consumer: assigned, read_committed, offsets only in transactions. */
         if (!(kc = gp_client_conf(conf, "consumer", err)))
                 goto fail;
-        gp_client_set(kc, "group.id", conf->group_id, err, &bad);
-        gp_client_set(kc, "enable.auto.commit", "false", err, &bad);
-        gp_client_set(kc, "enable.auto.offset.store", "false", err, &bad);
-        gp_client_set(kc, "isolation.level", "read_committed", err, &bad);
-        gp_client_set(kc, "auto.offset.reset",
-                      conf->source_start == GP_START_LATEST ? "latest" : "earliest", err,
-                      &bad);
+        force(kc, conf, "consumer", err, &bad);
         rd_kafka_conf_set_opaque(kc, p);
         want_stats(p, kc, "consumer", err, &bad);
         if (bad || !(p->cons = gp_client_new(RD_KAFKA_CONSUMER, kc, err))) {
