@@ -18,6 +18,13 @@
 #   BENCH_SCALING     1: also throughput by partitions (1 4 12 48) and by
 #                     size (100, 1000, 10000), and memory by record count [1]
 #   BENCH_LATENCY_RATE  records/s of the latency runs [20000]
+#   BENCH_BASE_BIN    another gate-proxy binary (a build of an earlier commit):
+#                     the contenders proxy_eos_base and proxy_alo_base run it,
+#                     each round beside this build's, and the summary prints
+#                     this build's rate over the base's per round, with the
+#                     spread of each build's own rounds (an A/B check:
+#                     BENCH_CONTENDERS="proxy_eos proxy_eos_base proxy_alo
+#                     proxy_alo_base" BENCH_ROUNDS=5 BENCH_SCALING=0)
 #   BENCH_OUT         where the figures go [bench/results]
 #   GP_KAFKA_PORT, KAFKA_VERSION  as for tests/kafka/broker.sh
 #
@@ -159,7 +166,7 @@ run_proxy() {
     "$BIN" cutover --control "$WORK/$name.json" --to green \
       --at $(( BASE + $(total "$src") / 2 )) >/dev/null
   fi
-  "$BIN" run -c "$WORK/$name.conf" 2>>"$WORK/$name.log" &
+  "${PROXY_BIN:-$BIN}" run -c "$WORK/$name.conf" 2>>"$WORK/$name.log" &
   local pid=$!
   PIDS+=($pid)
   local res
@@ -263,6 +270,10 @@ for size in $SIZES; do
         proxy_eos)   res=$(run_proxy "$name" "$src" exactly-once 1) ;;
         proxy_eos_metrics) res=$(run_proxy "$name" "$src" exactly-once 1 1) ;;
         proxy_alo)   res=$(run_proxy "$name" "$src" at-least-once 0) ;;
+        proxy_eos_base) res=$(PROXY_BIN=${BENCH_BASE_BIN:?proxy_eos_base needs BENCH_BASE_BIN} \
+                               run_proxy "$name" "$src" exactly-once 1) ;;
+        proxy_alo_base) res=$(PROXY_BIN=${BENCH_BASE_BIN:?proxy_alo_base needs BENCH_BASE_BIN} \
+                               run_proxy "$name" "$src" at-least-once 0) ;;
         limit)       res=$(run_passthrough "$name" "$src") ;;
         streams_eos) res=$(run_streams "$name" "$src") ;;
         kcat)        res=$(run_kcat "$name" "$src") ;;

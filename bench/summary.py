@@ -6,12 +6,16 @@ import statistics
 import sys
 
 CONTENDERS = ["proxy_eos", "proxy_eos_metrics", "proxy_alo", "limit", "streams_eos", "kcat"]
+# An A/B run (bench/run.sh, BENCH_BASE_BIN): the same contenders on a base build.
+BASE = ["proxy_eos_base", "proxy_alo_base"]
 LABELS = {"proxy_eos": "gate-proxy, exactly-once (cutover half-way)",
           "proxy_eos_metrics": "the same, /metrics scraped every second",
           "proxy_alo": "gate-proxy, at-least-once",
           "limit": "librdkafka passthrough, exactly-once (the limit)",
           "streams_eos": "Kafka Streams, exactly_once_v2 (the peer)",
-          "kcat": "kcat consume piped to kcat produce, at-least-once"}
+          "kcat": "kcat consume piped to kcat produce, at-least-once",
+          "proxy_eos_base": "base build: gate-proxy, exactly-once (cutover half-way)",
+          "proxy_alo_base": "base build: gate-proxy, at-least-once"}
 
 
 def parse(path):
@@ -84,7 +88,7 @@ def main():
     print("|---|---|---|---|---|")
     agg = {}
     for s in sizes:
-        for c in CONTENDERS:
+        for c in CONTENDERS + BASE:
             kvs = [kv for cc, kv in main_rows[s] if cc == c]
             if not kvs:
                 continue
@@ -115,6 +119,7 @@ def main():
         for c, kv in sel:
             mbs = num(kv, "rate") * (int(kv.get("size", 100)) + 40) / 1e6 if table == "sizes" else num(kv, "rate") * 140 / 1e6
             print(f"| {c} | {kv.get(key, '')} | {num(kv, 'rate'):,.0f} | {mbs:.1f} | {num(kv, 'cpu_s_per_m'):.2f} | {num(kv, 'rss_mb'):.1f} |")
+    ab(main_rows, sizes)
     if sizes:
         s = sizes[0]
         g = lambda c, i: agg.get((c, s), (float("nan"),) * 3)[i]
@@ -129,6 +134,30 @@ def main():
               f"kcat={r5:.0f} ratio_limit={r1 / r3:.2f} ratio_peer={r1 / r4:.2f} "
               f"cpu_ratio_peer={c1 / c4:.2f} rss_mb={rss:.1f} p99_ms={p99} "
               f"metrics={rm:.0f} ratio_metrics={rm / r1:.3f}")
+
+
+def ab(main_rows, sizes):
+    """This build over the base build, round by round, beside the spread of
+    each build's own rounds (max / min rate): a ratio below 1 by more than
+    that spread is a slowdown the noise does not explain."""
+    lines = []
+    for s in sizes:
+        for mode in ("eos", "alo"):
+            this = {kv.get("round"): num(kv, "rate") for c, kv in main_rows[s] if c == f"proxy_{mode}"}
+            base = {kv.get("round"): num(kv, "rate") for c, kv in main_rows[s] if c == f"proxy_{mode}_base"}
+            rounds = sorted(set(this) & set(base), key=int)
+            if not rounds:
+                continue
+            ratios = [this[r] / base[r] for r in rounds]
+            spread = lambda xs: max(xs) / min(xs) if xs and min(xs) > 0 else float("nan")
+            lines.append(f"ab: size={s} mode={mode} rounds={len(rounds)} "
+                         f"ratio_median={med(ratios):.3f} ratios={','.join(f'{x:.3f}' for x in ratios)} "
+                         f"this_median={med(list(this.values())):.0f} base_median={med(list(base.values())):.0f} "
+                         f"spread_this={spread(list(this.values())):.3f} spread_base={spread(list(base.values())):.3f}")
+    if lines:
+        print("\n## This build against the base build (BENCH_BASE_BIN)\n")
+        for l in lines:
+            print(l)
 
 
 main()
