@@ -33,6 +33,7 @@
 #include "gate/control.h"
 #include "gate/timeparse.h"
 #include "k8s/client.h"
+#include "k8s/flinkdep.h"
 #include "k8s/manifest.h"
 #include "proxy/ops/verbs.h"
 #include "proxy/control/ctl.h"
@@ -49,13 +50,10 @@
 #define HO_SUSPENDED_AT  GP_KEY_HANDOVER "suspended-at"
 #define HO_RUNNING_AFTER GP_KEY_HANDOVER "new-job-running-after-ms"
 
-#define LAST_STATE    "KUBERNETES_OPERATOR_LAST_STATE"
-#define FALLBACK_KEY  "kubernetes.operator.job.upgrade.last-state-fallback.enabled"
-#define SNAPSHOTS_KEY "kubernetes.operator.snapshot.resource.enabled"
-#define POLL_MS       500
+#define POLL_MS         500
 #define GP_MANIFEST_MAX (1024 * 1024) /* --to-file */
-#define API_GRACE_MS  30000 /* how long the API server may be away in a wait */
-#define ATTEMPTS      5
+#define API_GRACE_MS    30000         /* how long the API server may be away in a wait */
+#define ATTEMPTS        5
 
 typedef enum { S_CUTOVER, S_CLEAR, S_SUSPEND, S_START, S_FINISH, S_DONE, S_NONE } step_t;
 static const char *const step_names[] = {"cutover", "clear",  "suspend",
@@ -143,47 +141,6 @@ static void sleep_ms(long ms) {
         nanosleep(&ts, NULL);
 }
 
-/* ---- JSON ---------------------------------------------------------------- */
-
-/* The string at a path of object keys (NULL-terminated), or "". */
-static const char *jstr(const cJSON *j, ...) {
-        va_list ap;
-        const char *key;
-        va_start(ap, j);
-        while (j && (key = va_arg(ap, const char *)))
-                j = cJSON_GetObjectItemCaseSensitive(j, key);
-        va_end(ap);
-        return cJSON_IsString(j) && j->valuestring ? j->valuestring : "";
-}
-
-/* The number at a path of object keys, or -1. */
-static int64_t jnum(const cJSON *j, ...) {
-        va_list ap;
-        const char *key;
-        va_start(ap, j);
-        while (j && (key = va_arg(ap, const char *)))
-                j = cJSON_GetObjectItemCaseSensitive(j, key);
-        va_end(ap);
-        return cJSON_IsNumber(j) ? (int64_t)j->valuedouble : -1;
-}
-
-/* A key of spec.flinkConfiguration ("" when unset). Strings, numbers and
- * booleans are all taken as the operator takes them. */
-static const char *flink_conf(const cJSON *fd, const char *key, char *buf, size_t len) {
-        const cJSON *c = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(fd, "spec"),
-                                                 "flinkConfiguration"),
-                key);
-        buf[0] = '\0';
-        if (cJSON_IsString(c))
-                snprintf(buf, len, "%s", c->valuestring);
-        else if (cJSON_IsBool(c))
-                snprintf(buf, len, "%s", cJSON_IsTrue(c) ? "true" : "false");
-        else if (cJSON_IsNumber(c))
-                snprintf(buf, len, "%g", c->valuedouble);
-        return buf;
-}
-
 /* ---- the map --------------------------------------------------------------- */
 
 /* Writes handover keys (no precondition: only this command writes them),
@@ -255,35 +212,8 @@ static int map_control(ho_t *h, const gp_cm_t *cm, gp_control_t *c) {
 
 /* ---- FlinkDeployments ------------------------------------------------------ */
 
-#define FD_PATH "/apis/flink.apache.org/v1beta1/namespaces/%s/flinkdeployments"
-
-static gp_errcode_t fd_get(ho_t *h, const char *name, cJSON **out, gp_err_t *err) {
-        char path[512], what[256];
-        snprintf(path, sizeof(path), FD_PATH "/%s", h->ns, name);
-        snprintf(what, sizeof(what), "GET flinkdeployment %s/%s", h->ns, name);
-        return gp_k8s_call(h->k, "GET", path, NULL, NULL, what, out, NULL, err);
-}
-
-/* Merge-patches spec.job with job (taken) if the resource is still at rv;
- * the new object in *out. */
-static gp_errcode_t fd_patch_job(ho_t *h, const char *name, const char *rv, cJSON *job,
-                                 cJSON **out, gp_err_t *err) {
-        char path[512], what[256];
-        cJSON *body = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(body, "metadata"),
-              *spec = cJSON_AddObjectToObject(body, "spec");
-        cJSON_AddStringToObject(meta, "resourceVersion", rv);
-        cJSON_AddItemToObject(spec, "job", job);
-        char *s = cJSON_PrintUnformatted(body);
-        cJSON_Delete(body);
-        if (!s)
-                return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
-        snprintf(path, sizeof(path), FD_PATH "/%s", h->ns, name);
-        snprintf(what, sizeof(what), "PATCH flinkdeployment %s/%s", h->ns, name);
-        gp_errcode_t rc = gp_k8s_call(h->k, "PATCH", path, "application/merge-patch+json", s,
-                                      what, out, NULL, err);
-        free(s);
-        return rc;
-}
+/* One request each is k8s/flinkdep.h's; here they are retried, decided on
+ * and explained. */
 
 /* GETs name, retrying while the API server is away for up to
  * API_GRACE_MS; prints why and returns NULL when it fails. */
@@ -292,7 +222,7 @@ static cJSON *fd_read(ho_t *h, const char *name) {
         for (;;) {
                 gp_err_t err;
                 cJSON *fd = NULL;
-                gp_errcode_t rc = fd_get(h, name, &fd, &err);
+                gp_errcode_t rc = gp_flinkdep_get(h->k, h->ns, name, &fd, &err);
                 if (rc == GP_OK)
                         return fd;
                 if (rc != GP_ERR_TRANSPORT || gp_mono_ms() > end) {
@@ -319,7 +249,7 @@ static cJSON *fd_read(ho_t *h, const char *name) {
 static int fd_set_job(ho_t *h, const char *name, cJSON *job,
                       int (*keep)(ho_t *, const cJSON *), int64_t *gen) {
         for (int attempt = 0;; attempt++) {
-                cJSON *fd = fd_read(h, name), *out = NULL;
+                cJSON *fd = fd_read(h, name);
                 gp_err_t err;
                 if (!fd) {
                         cJSON_Delete(job);
@@ -327,19 +257,18 @@ static int fd_set_job(ho_t *h, const char *name, cJSON *job,
                 }
                 int k = keep(h, fd);
                 if (k) {
-                        *gen = jnum(fd, "metadata", "generation", NULL);
+                        *gen = gp_flinkdep_num(fd, "metadata", "generation", NULL);
                         cJSON_Delete(fd);
                         cJSON_Delete(job);
                         return k < 0;
                 }
                 char rv[64];
-                snprintf(rv, sizeof(rv), "%s", jstr(fd, "metadata", "resourceVersion", NULL));
+                snprintf(rv, sizeof(rv), "%s",
+                         gp_flinkdep_str(fd, "metadata", "resourceVersion", NULL));
                 cJSON_Delete(fd);
-                gp_errcode_t rc =
-                        fd_patch_job(h, name, rv, cJSON_Duplicate(job, true), &out, &err);
+                gp_errcode_t rc = gp_flinkdep_patch_job(h->k, h->ns, name, rv,
+                                                        cJSON_Duplicate(job, true), gen, &err);
                 if (rc == GP_OK) {
-                        *gen = jnum(out, "metadata", "generation", NULL);
-                        cJSON_Delete(out);
                         cJSON_Delete(job);
                         return 0;
                 }
@@ -375,10 +304,10 @@ static int apply_new(ho_t *h, const char *file) {
         free(buf);
         if (!m)
                 return fail("--to-file %s: %s", file, err.msg);
-        const char *why = NULL, *name = jstr(m, "metadata", "name", NULL),
-                   *ns = jstr(m, "metadata", "namespace", NULL);
-        if (strcmp(jstr(m, "kind", NULL), "FlinkDeployment") ||
-            strcmp(jstr(m, "apiVersion", NULL), "flink.apache.org/v1beta1"))
+        const char *why = NULL, *name = gp_flinkdep_str(m, "metadata", "name", NULL),
+                   *ns = gp_flinkdep_str(m, "metadata", "namespace", NULL);
+        if (strcmp(gp_flinkdep_str(m, "kind", NULL), "FlinkDeployment") ||
+            strcmp(gp_flinkdep_str(m, "apiVersion", NULL), "flink.apache.org/v1beta1"))
                 why = "not a FlinkDeployment (apiVersion flink.apache.org/v1beta1)";
         else if (strcmp(name, h->to))
                 why = "its metadata.name is not the --to name";
@@ -393,18 +322,11 @@ static int apply_new(ho_t *h, const char *file) {
         }
         cJSON *job = cJSON_GetObjectItemCaseSensitive(
                 cJSON_GetObjectItemCaseSensitive(m, "spec"), "job");
-        bool was_running = !strcmp(jstr(job, "state", NULL), "running");
+        bool was_running = !strcmp(gp_flinkdep_str(job, "state", NULL), "running");
         cJSON_DeleteItemFromObjectCaseSensitive(job, "state");
         cJSON_AddStringToObject(job, "state", "suspended");
-        char path[512], what[256], *body = cJSON_PrintUnformatted(m);
+        gp_errcode_t rc = gp_flinkdep_create(h->k, h->ns, m, &err);
         cJSON_Delete(m);
-        if (!body)
-                return fail("out of memory");
-        snprintf(path, sizeof(path), FD_PATH, h->ns);
-        snprintf(what, sizeof(what), "POST flinkdeployment %s/%s", h->ns, h->to);
-        gp_errcode_t rc = gp_k8s_call(h->k, "POST", path, "application/json", body, what, NULL,
-                                      NULL, &err);
-        free(body);
         if (rc == GP_ERR_CONFLICT) {
                 note(h, "%s/%s exists already: taking it as it is", h->ns, h->to);
                 return 0;
@@ -426,11 +348,11 @@ static int precheck(ho_t *h) {
         int rc = 1;
         if (!old)
                 return 1;
-        const char *life = jstr(old, "status", "lifecycleState", NULL),
-                   *job = jstr(old, "status", "jobStatus", "state", NULL),
-                   *error = jstr(old, "status", "error", NULL);
-        int64_t gen = jnum(old, "metadata", "generation", NULL),
-                obs = jnum(old, "status", "observedGeneration", NULL);
+        const char *life = gp_flinkdep_str(old, "status", "lifecycleState", NULL),
+                   *job = gp_flinkdep_str(old, "status", "jobStatus", "state", NULL),
+                   *error = gp_flinkdep_str(old, "status", "error", NULL);
+        int64_t gen = gp_flinkdep_num(old, "metadata", "generation", NULL),
+                obs = gp_flinkdep_num(old, "status", "observedGeneration", NULL);
         if (strcmp(life, "STABLE") || strcmp(job, "RUNNING")) {
                 fail("FlinkDeployment %s/%s is not running: status.lifecycleState=%s, "
                      "status.jobStatus.state=%s (both must be STABLE and RUNNING before a "
@@ -451,26 +373,27 @@ static int precheck(ho_t *h) {
                      h->ns, h->from, error);
                 goto out;
         }
-        if (!*flink_conf(old, "state.savepoints.dir", buf, sizeof(buf))) {
+        if (!*gp_flinkdep_conf(old, "state.savepoints.dir", buf, sizeof(buf))) {
                 fail("FlinkDeployment %s/%s: spec.flinkConfiguration has no "
                      "state.savepoints.dir: the operator cannot take the savepoint the new "
                      "job starts from",
                      h->ns, h->from);
                 goto out;
         }
-        if (strcmp(flink_conf(old, FALLBACK_KEY, buf, sizeof(buf)), "false")) {
-                fail("FlinkDeployment %s/%s: spec.flinkConfiguration." FALLBACK_KEY " is "
-                     "'%s', not \"false\": if its job is not running when it is suspended, "
-                     "the "
-                     "operator would silently stop it from HA metadata with no savepoint. Set "
+        if (strcmp(gp_flinkdep_conf(old, GP_FLINKDEP_FALLBACK_KEY, buf, sizeof(buf)),
+                   "false")) {
+                fail("FlinkDeployment %s/%s: spec.flinkConfiguration." GP_FLINKDEP_FALLBACK_KEY
+                     " is '%s', not \"false\": if its job is not running when it is "
+                     "suspended, the operator would silently stop it from HA metadata with no "
+                     "savepoint. Set "
                      "it (a kubernetes.operator.* key: no restart):\n  kubectl -n %s patch "
                      "flinkdeployment %s --type merge -p '{\"spec\":{\"flinkConfiguration\":"
-                     "{\"" FALLBACK_KEY "\":\"false\"}}}'",
+                     "{\"" GP_FLINKDEP_FALLBACK_KEY "\":\"false\"}}}'",
                      h->ns, h->from, *buf ? buf : "(unset: true)", h->ns, h->from);
                 goto out;
         }
         snprintf(h->prev, sizeof(h->prev), "%s",
-                 jstr(old, "status", "jobStatus", "upgradeSavepointPath", NULL));
+                 gp_flinkdep_str(old, "status", "jobStatus", "upgradeSavepointPath", NULL));
         if (!(neu = fd_read(h, h->to))) {
                 fprintf(stderr,
                         "  Create it first with spec.job.state: suspended (it is then "
@@ -478,13 +401,14 @@ static int precheck(ho_t *h) {
                         "as deploy/kubernetes/handover/flinkdeployment-green.yaml is.\n");
                 goto out;
         }
-        if (strcmp(jstr(neu, "spec", "job", "state", NULL), "suspended")) {
+        if (strcmp(gp_flinkdep_str(neu, "spec", "job", "state", NULL), "suspended")) {
                 fail("FlinkDeployment %s/%s: spec.job.state is '%s', not suspended: the new "
                      "job must wait for the old one's final savepoint; create it suspended",
-                     h->ns, h->to, jstr(neu, "spec", "job", "state", NULL));
+                     h->ns, h->to, gp_flinkdep_str(neu, "spec", "job", "state", NULL));
                 goto out;
         }
-        if (*jstr(neu, "status", "reconciliationStatus", "lastReconciledSpec", NULL)) {
+        if (*gp_flinkdep_str(neu, "status", "reconciliationStatus", "lastReconciledSpec",
+                             NULL)) {
                 fail("FlinkDeployment %s/%s has been deployed before: the operator reads "
                      "spec.job.initialSavepointPath only on a first deployment; delete it and "
                      "create it again with spec.job.state: suspended",
@@ -591,8 +515,8 @@ static int seen_before(ho_t *h, const char *name, seen_t *s) {
         if (!fd)
                 return 1;
         s->gen = -1;
-        snprintf(s->err0, sizeof(s->err0), "%s", jstr(fd, "status", "error", NULL));
-        s->failed0 = !strcmp(jstr(fd, "status", "lifecycleState", NULL), "FAILED");
+        snprintf(s->err0, sizeof(s->err0), "%s", gp_flinkdep_str(fd, "status", "error", NULL));
+        s->failed0 = !strcmp(gp_flinkdep_str(fd, "status", "lifecycleState", NULL), "FAILED");
         cJSON_Delete(fd);
         return 0;
 }
@@ -619,46 +543,8 @@ static int wait_until(ho_t *h, const char *name,
 /* suspend: done already when the spec says suspended with a savepoint. */
 static int keep_suspended(ho_t *h, const cJSON *fd) {
         (void)h;
-        return !strcmp(jstr(fd, "spec", "job", "state", NULL), "suspended") &&
-               !strcmp(jstr(fd, "spec", "job", "upgradeMode", NULL), "savepoint");
-}
-
-/* The UPGRADE FlinkStateSnapshot of path: 1 COMPLETED, 0 not (yet), -1
- * there is no such resource type (or the operator makes none for this
- * deployment). */
-static int snapshot_done(ho_t *h, const cJSON *fd, const char *path, char *seen, size_t len) {
-        char url[512], what[256], buf[16];
-        cJSON *list = NULL;
-        gp_err_t err;
-        long http = 0;
-        if (!strcmp(flink_conf(fd, SNAPSHOTS_KEY, buf, sizeof(buf)), "false"))
-                return -1;
-        snprintf(url, sizeof(url),
-                 "/apis/flink.apache.org/v1beta1/namespaces/%s/flinkstatesnapshots"
-                 "?labelSelector=job-reference.name%%3D%s,snapshot.trigger-type%%3DUPGRADE",
-                 h->ns, h->from);
-        snprintf(what, sizeof(what), "LIST flinkstatesnapshots %s (of %s)", h->ns, h->from);
-        gp_errcode_t rc = gp_k8s_call(h->k, "GET", url, NULL, NULL, what, &list, &http, &err);
-        if (rc == GP_ERR_NOT_FOUND)
-                return -1; /* the CRD is not installed: the operator uses the legacy path */
-        if (rc) {
-                snprintf(seen, len, "%s", err.msg);
-                return 0;
-        }
-        int found = 0;
-        snprintf(seen, len, "no UPGRADE FlinkStateSnapshot of %s yet", h->from);
-        const cJSON *it;
-        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items")) {
-                if (strcmp(jstr(it, "status", "path", NULL), path))
-                        continue;
-                const char *st = jstr(it, "status", "state", NULL);
-                snprintf(seen, len, "FlinkStateSnapshot %s is %s",
-                         jstr(it, "metadata", "name", NULL), *st ? st : "(no state)");
-                if (!strcmp(st, "COMPLETED"))
-                        found = 1;
-        }
-        cJSON_Delete(list);
-        return found;
+        return !strcmp(gp_flinkdep_str(fd, "spec", "job", "state", NULL), "suspended") &&
+               !strcmp(gp_flinkdep_str(fd, "spec", "job", "upgradeMode", NULL), "savepoint");
 }
 
 /* A path or URI as Flink writes it back: "scheme:///p" (an empty
@@ -678,12 +564,13 @@ static void uri_norm(char *s) {
  * -1 a trap or a failure (printed). */
 static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
         char dir[1024], why[600];
-        const char *life = jstr(fd, "status", "lifecycleState", NULL),
-                   *job = jstr(fd, "status", "jobStatus", "state", NULL),
-                   *rec = jstr(fd, "status", "reconciliationStatus", "state", NULL),
-                   *error = jstr(fd, "status", "error", NULL),
-                   *path = jstr(fd, "status", "jobStatus", "upgradeSavepointPath", NULL);
-        int64_t obs = jnum(fd, "status", "observedGeneration", NULL);
+        const char *life = gp_flinkdep_str(fd, "status", "lifecycleState", NULL),
+                   *job = gp_flinkdep_str(fd, "status", "jobStatus", "state", NULL),
+                   *rec = gp_flinkdep_str(fd, "status", "reconciliationStatus", "state", NULL),
+                   *error = gp_flinkdep_str(fd, "status", "error", NULL),
+                   *path = gp_flinkdep_str(fd, "status", "jobStatus", "upgradeSavepointPath",
+                                           NULL);
+        int64_t obs = gp_flinkdep_num(fd, "status", "observedGeneration", NULL);
         if (*error && strcmp(error, seen->err0))
                 return fail("the operator could not stop %s/%s with a savepoint: status.error="
                             "%s\n  Nothing is lost: the old job keeps its records before T "
@@ -708,7 +595,7 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
             strcmp(job, "FINISHED"))
                 return 0;
         /* Stopped. The path must be one this suspend took. */
-        if (!*path || !strcmp(path, LAST_STATE) || !strcmp(path, h->prev))
+        if (!*path || !strcmp(path, GP_FLINKDEP_LAST_STATE) || !strcmp(path, h->prev))
                 return fail("%s/%s is SUSPENDED but the operator took no new savepoint: "
                             "status.jobStatus.upgradeSavepointPath is '%s'%s. Refusing to "
                             "start %s from it: it does not hold the old job's state at T "
@@ -721,7 +608,7 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             h->to, gp_colour_name(h->new_colour)),
                        -1;
         char np[1024];
-        flink_conf(fd, "state.savepoints.dir", dir, sizeof(dir));
+        gp_flinkdep_conf(fd, "state.savepoints.dir", dir, sizeof(dir));
         uri_norm(dir);
         snprintf(np, sizeof(np), "%s", path);
         uri_norm(np);
@@ -731,10 +618,11 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             "its state.savepoints.dir '%s': not a savepoint of this suspend",
                             h->ns, h->from, path, dir),
                        -1;
-        const char *lrs =
-                jstr(fd, "status", "reconciliationStatus", "lastReconciledSpec", NULL);
+        const char *lrs = gp_flinkdep_str(fd, "status", "reconciliationStatus",
+                                          "lastReconciledSpec", NULL);
         cJSON *spec = cJSON_Parse(lrs);
-        bool mode_ok = !strcmp(jstr(spec, "spec", "job", "upgradeMode", NULL), "savepoint");
+        bool mode_ok = !strcmp(gp_flinkdep_str(spec, "spec", "job", "upgradeMode", NULL),
+                               "savepoint");
         cJSON_Delete(spec);
         if (!mode_ok)
                 return fail("%s/%s: the operator reconciled the suspend with upgradeMode "
@@ -743,8 +631,16 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             "refusing its path '%s'",
                             h->ns, h->from, path),
                        -1;
-        int done = snapshot_done(h, fd, path, why, sizeof(why));
-        if (done == 0) {
+        /* Where the operator makes FlinkStateSnapshots, the one of this
+         * path must be COMPLETED. */
+        gp_flinkdep_snap_t snap;
+        gp_err_t err;
+        if (gp_flinkdep_upgrade_snapshot(h->k, h->ns, h->from, fd, path, &snap, why,
+                                         sizeof(why), &err)) {
+                snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1, err.msg);
+                snap = GP_FLINKDEP_SNAP_PENDING;
+        }
+        if (snap == GP_FLINKDEP_SNAP_PENDING) {
                 progress(h, "suspend: %s stopped with savepoint %s; %s", h->from, path, why);
                 return 0;
         }
@@ -774,9 +670,9 @@ static int step_suspend(ho_t *h) {
 /* start: done already when the spec runs from our savepoint; refused when
  * it runs from another. */
 static int keep_started(ho_t *h, const cJSON *fd) {
-        if (strcmp(jstr(fd, "spec", "job", "state", NULL), "running"))
+        if (strcmp(gp_flinkdep_str(fd, "spec", "job", "state", NULL), "running"))
                 return 0;
-        const char *isp = jstr(fd, "spec", "job", "initialSavepointPath", NULL);
+        const char *isp = gp_flinkdep_str(fd, "spec", "job", "initialSavepointPath", NULL);
         if (!strcmp(isp, h->sp))
                 return 1;
         fail("FlinkDeployment %s/%s was started by someone else, from '%s', not from the "
@@ -787,12 +683,13 @@ static int keep_started(ho_t *h, const cJSON *fd) {
 
 /* Is the new job running from h->sp? 1 yes, 0 not yet, -1 failed. */
 static int new_running(ho_t *h, const cJSON *fd, const seen_t *seen) {
-        const char *life = jstr(fd, "status", "lifecycleState", NULL),
-                   *job = jstr(fd, "status", "jobStatus", "state", NULL),
-                   *jm = jstr(fd, "status", "jobManagerDeploymentStatus", NULL),
-                   *error = jstr(fd, "status", "error", NULL),
-                   *path = jstr(fd, "status", "jobStatus", "upgradeSavepointPath", NULL);
-        int64_t obs = jnum(fd, "status", "observedGeneration", NULL);
+        const char *life = gp_flinkdep_str(fd, "status", "lifecycleState", NULL),
+                   *job = gp_flinkdep_str(fd, "status", "jobStatus", "state", NULL),
+                   *jm = gp_flinkdep_str(fd, "status", "jobManagerDeploymentStatus", NULL),
+                   *error = gp_flinkdep_str(fd, "status", "error", NULL),
+                   *path = gp_flinkdep_str(fd, "status", "jobStatus", "upgradeSavepointPath",
+                                           NULL);
+        int64_t obs = gp_flinkdep_num(fd, "status", "observedGeneration", NULL);
         bool failed =
                 !strcmp(life, "FAILED") || !strcmp(job, "FAILED") || !strcmp(jm, "ERROR");
         if (failed && !seen->failed0)
@@ -868,12 +765,8 @@ static int step_finish(ho_t *h) {
         /* The old resource goes: its JobManager would otherwise linger for
          * the operator's shutdown TTL and, without HA, may run the job
          * again from its start if its pod restarts (FLINK-41262). */
-        char path[512], what[256];
         gp_err_t err;
-        snprintf(path, sizeof(path), FD_PATH "/%s", h->ns, h->from);
-        snprintf(what, sizeof(what), "DELETE flinkdeployment %s/%s", h->ns, h->from);
-        gp_errcode_t rc =
-                gp_k8s_call(h->k, "DELETE", path, NULL, NULL, what, NULL, NULL, &err);
+        gp_errcode_t rc = gp_flinkdep_delete(h->k, h->ns, h->from, &err);
         if (rc != GP_OK && rc != GP_ERR_NOT_FOUND)
                 return fail("%s; the new job runs and the proxy is finished: delete %s/%s "
                             "yourself (or run the same command again)",
@@ -901,7 +794,7 @@ static const char *usage =
         "  finish   stage=RUNNING on MAP; deletes OLD\n"
         "\n"
         "Before: OLD runs (STABLE, RUNNING) in MAP's active colour with\n"
-        "spec.flinkConfiguration." FALLBACK_KEY "\n"
+        "spec.flinkConfiguration." GP_FLINKDEP_FALLBACK_KEY "\n"
         "\"false\" and state.savepoints.dir set; NEW exists with spec.job.state\n"
         "suspended and was never deployed (so spec.job.initialSavepointPath applies),\n"
         "reading the other colour's topics (deploy/README.md, The Flink jobs).\n"
