@@ -35,6 +35,7 @@
 #include "k8s/client.h"
 #include "k8s/flinkdep.h"
 #include "k8s/manifest.h"
+#include "proxy/ops/progress.h"
 #include "proxy/ops/verbs.h"
 #include "proxy/control/ctl.h"
 #include "proxy/base/log.h"
@@ -70,10 +71,7 @@ typedef struct {
         char prev[1024]; /* the old job's upgradeSavepointPath before */
         char sp[1024];   /* the savepoint the new job starts from */
         int64_t suspended_at, running_after;
-        int64_t t0;     /* gp_mono_ms() at the start */
-        char last[512]; /* the last progress line */
-        int64_t shown;  /* gp_mono_ms() when it was printed */
-        bool tty;       /* stdout is a terminal */
+        gp_progress_t pr; /* the progress lines */
 } ho_t;
 
 static const char *describe_step(step_t s) {
@@ -87,53 +85,15 @@ static step_t parse_step(const char *s) {
         return S_NONE;
 }
 
-/* A progress line is open on the terminal (no newline yet). */
-static bool line_open;
-
 static int fail(const char *fmt, ...) {
         va_list ap;
-        if (line_open) {
-                putchar('\n');
-                fflush(stdout);
-                line_open = false;
-        }
+        gp_progress_break();
         fputs("gate-proxy handover: ", stderr);
         va_start(ap, fmt);
         vfprintf(stderr, fmt, ap);
         va_end(ap);
         fputc('\n', stderr);
         return 1;
-}
-
-/* A progress line: on a terminal it rewrites the line in place; else it
- * is printed when it changed, at most once a second. */
-static void vprogress(ho_t *h, bool keep, const char *fmt, va_list ap) {
-        char line[512];
-        vsnprintf(line, sizeof(line), fmt, ap);
-        int64_t now = gp_mono_ms();
-        if (!strcmp(line, h->last) || (!keep && !h->tty && now - h->shown < 1000))
-                return;
-        snprintf(h->last, sizeof(h->last), "%s", line);
-        h->shown = now;
-        printf("%s[%6.1fs] %s%s", h->tty ? "\r\033[K" : "", (double)(now - h->t0) / 1000.0,
-               line, h->tty && !keep ? "" : "\n");
-        line_open = h->tty && !keep;
-        fflush(stdout);
-}
-
-static void progress(ho_t *h, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        vprogress(h, false, fmt, ap);
-        va_end(ap);
-}
-
-/* A line that stays: the end of a step. */
-static void note(ho_t *h, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        vprogress(h, true, fmt, ap);
-        va_end(ap);
 }
 
 static void sleep_ms(long ms) {
@@ -160,7 +120,8 @@ static int record(ho_t *h, const gp_kv_t *kv, size_t n) {
                                             ? "; nothing is lost: run the same command again "
                                               "once the API server answers"
                                             : "");
-                progress(h, "the API server does not answer (%s); retrying", err.msg);
+                gp_progress_show(&h->pr, "the API server does not answer (%s); retrying",
+                                 err.msg);
                 sleep_ms(1000);
         }
 }
@@ -186,7 +147,8 @@ static gp_cm_t *load_map(ho_t *h) {
                                      : "");
                         return NULL;
                 }
-                progress(h, "the API server does not answer (%s); retrying", err.msg);
+                gp_progress_show(&h->pr, "the API server does not answer (%s); retrying",
+                                 err.msg);
                 sleep_ms(1000);
         }
 }
@@ -236,7 +198,8 @@ static cJSON *fd_read(ho_t *h, const char *name) {
                                              : "");
                         return NULL;
                 }
-                progress(h, "the API server does not answer (%s); retrying", err.msg);
+                gp_progress_show(&h->pr, "the API server does not answer (%s); retrying",
+                                 err.msg);
                 sleep_ms(1000);
         }
 }
@@ -328,13 +291,15 @@ static int apply_new(ho_t *h, const char *file) {
         gp_errcode_t rc = gp_flinkdep_create(h->k, h->ns, m, &err);
         cJSON_Delete(m);
         if (rc == GP_ERR_CONFLICT) {
-                note(h, "%s/%s exists already: taking it as it is", h->ns, h->to);
+                gp_progress_note(&h->pr, "%s/%s exists already: taking it as it is", h->ns,
+                                 h->to);
                 return 0;
         }
         if (rc)
                 return fail("%s", err.msg);
-        note(h, "created %s/%s from %s, suspended%s", h->ns, h->to, file,
-             was_running ? " (the file says running: the hand-over starts it)" : "");
+        gp_progress_note(&h->pr, "created %s/%s from %s, suspended%s", h->ns, h->to, file,
+                         was_running ? " (the file says running: the hand-over starts it)"
+                                     : "");
         return 0;
 }
 
@@ -455,7 +420,9 @@ static int step_clear(ho_t *h) {
                                 return fail("%s; nothing is lost: run the same command again "
                                             "once the map can be read",
                                             err.msg);
-                        progress(h, "clear: the map cannot be read (%s); retrying", err.msg);
+                        gp_progress_show(&h->pr,
+                                         "clear: the map cannot be read (%s); retrying",
+                                         err.msg);
                         sleep_ms(1000);
                         continue;
                 }
@@ -480,12 +447,13 @@ static int step_clear(ho_t *h) {
                         }
                 }
                 const char *lag = cm_get(cm, GP_KEY_DRAIN_LAG);
-                progress(h, "clear: stage=%s T=%s W=%s drain_lag=%s blue=%s green=%s%s%s",
-                         stage, *t ? t : "(not yet)", dash(cm_get(cm, GP_KEY_WATERMARK)),
-                         dash(lag), dash(cm_get(cm, GP_KEY_COUNT_BLUE)),
-                         dash(cm_get(cm, GP_KEY_COUNT_GREEN)),
-                         *cm_get(cm, GP_KEY_ERROR) ? " proxy error: " : "",
-                         cm_get(cm, GP_KEY_ERROR));
+                gp_progress_show(
+                        &h->pr, "clear: stage=%s T=%s W=%s drain_lag=%s blue=%s green=%s%s%s",
+                        stage, *t ? t : "(not yet)", dash(cm_get(cm, GP_KEY_WATERMARK)),
+                        dash(lag), dash(cm_get(cm, GP_KEY_COUNT_BLUE)),
+                        dash(cm_get(cm, GP_KEY_COUNT_GREEN)),
+                        *cm_get(cm, GP_KEY_ERROR) ? " proxy error: " : "",
+                        cm_get(cm, GP_KEY_ERROR));
                 int done = !strcmp(stage, "CLEAR_TO_TEARDOWN") && h->t != GP_TS_NONE;
                 gp_cm_destroy(cm);
                 if (done)
@@ -586,11 +554,11 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             "status.lifecycleState=%s, status.jobStatus.state=%s, error=%s",
                             life, job, *error ? error : "(none)"),
                        -1;
-        progress(h,
-                 "suspend: %s lifecycleState=%s job=%s observedGeneration=%" PRId64 "/%" PRId64
-                 "%s%s",
-                 h->from, *life ? life : "-", *job ? job : "-", obs, seen->gen,
-                 *error ? " error (seen before this run): " : "", error);
+        gp_progress_show(&h->pr,
+                         "suspend: %s lifecycleState=%s job=%s observedGeneration=%" PRId64
+                         "/%" PRId64 "%s%s",
+                         h->from, *life ? life : "-", *job ? job : "-", obs, seen->gen,
+                         *error ? " error (seen before this run): " : "", error);
         if (obs < seen->gen || strcmp(life, "SUSPENDED") || strcmp(rec, "DEPLOYED") ||
             strcmp(job, "FINISHED"))
                 return 0;
@@ -641,7 +609,8 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                 snap = GP_FLINKDEP_SNAP_PENDING;
         }
         if (snap == GP_FLINKDEP_SNAP_PENDING) {
-                progress(h, "suspend: %s stopped with savepoint %s; %s", h->from, path, why);
+                gp_progress_show(&h->pr, "suspend: %s stopped with savepoint %s; %s", h->from,
+                                 path, why);
                 return 0;
         }
         snprintf(h->sp, sizeof(h->sp), "%s", path);
@@ -663,7 +632,7 @@ static int step_suspend(ho_t *h) {
                             " s (last seen: %s). Nothing is lost; run the same "
                             "command again to keep waiting, with a larger --timeout "
                             "if the savepoint is large",
-                            h->ns, h->from, h->timeout_ms / 1000, h->last);
+                            h->ns, h->from, h->timeout_ms / 1000, h->pr.last);
         return r;
 }
 
@@ -702,9 +671,10 @@ static int new_running(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             h->ns, h->to, life, job, *jm ? jm : "-", *error ? error : "(none)",
                             gp_colour_name(h->new_colour), h->sp, h->ns, h->to),
                        -1;
-        progress(h, "start: %s lifecycleState=%s job=%s jobManager=%s%s", h->to,
-                 *life ? life : "-", *job ? job : "-", *jm ? jm : "-",
-                 failed ? " (failed before this run: waiting for it to be fixed)" : "");
+        gp_progress_show(&h->pr, "start: %s lifecycleState=%s job=%s jobManager=%s%s", h->to,
+                         *life ? life : "-", *job ? job : "-", *jm ? jm : "-",
+                         failed ? " (failed before this run: waiting for it to be fixed)"
+                                : "");
         if (obs < seen->gen || strcmp(life, "STABLE") || strcmp(job, "RUNNING"))
                 return 0;
         if (strcmp(path, h->sp))
@@ -730,7 +700,7 @@ static int step_start(ho_t *h) {
                 return fail("%s/%s is not STABLE and RUNNING within %" PRId64 " s "
                             "(last seen: %s). Nothing is lost: its records wait in the "
                             "%s topic; run the same command again to keep waiting",
-                            h->ns, h->to, h->timeout_ms / 1000, h->last,
+                            h->ns, h->to, h->timeout_ms / 1000, h->pr.last,
                             gp_colour_name(h->new_colour));
         return r;
 }
@@ -830,9 +800,7 @@ static const char *usage =
         "The RBAC it needs: deploy/kubernetes/handover/role.yaml.\n";
 
 static void final_line(const ho_t *h) {
-        if (line_open)
-                putchar('\n');
-        line_open = false;
+        gp_progress_break();
         printf("handover: from=%s to=%s T=%" PRId64
                " savepoint=%s new_job_running_after_ms=%" PRId64 " ok\n",
                h->from, h->to, h->t, h->sp, h->running_after);
@@ -925,8 +893,9 @@ int gp_handover_main(int argc, char **argv) {
                 {0, 0, 0, 0},
         };
         const char *map = NULL, *ns = NULL, *kc = NULL, *to_file = NULL;
-        ho_t h = {.timeout_ms = 900000, .t = GP_TS_NONE, .t0 = gp_mono_ms(), .tty = isatty(1)};
+        ho_t h = {.timeout_ms = 900000, .t = GP_TS_NONE};
         int abort_it = 0, c;
+        gp_progress_init(&h.pr);
         for (int i = 1; i < argc; i++)
                 if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
                         return fputs(usage, stdout), 0;
@@ -1132,20 +1101,22 @@ int gp_handover_main(int argc, char **argv) {
                 }
                 switch (s) {
                 case S_CLEAR:
-                        note(&h, "clear: CLEAR_TO_TEARDOWN at T=%" PRId64 " (%.1f s)", h.t,
-                             (double)(gp_mono_ms() - began) / 1000.0);
+                        gp_progress_note(&h.pr,
+                                         "clear: CLEAR_TO_TEARDOWN at T=%" PRId64 " (%.1f s)",
+                                         h.t, (double)(gp_mono_ms() - began) / 1000.0);
                         break;
                 case S_SUSPEND:
-                        note(&h, "suspend: %s stopped with savepoint %s (%.1f s)", h.from,
-                             h.sp, (double)(gp_mono_ms() - began) / 1000.0);
+                        gp_progress_note(
+                                &h.pr, "suspend: %s stopped with savepoint %s (%.1f s)",
+                                h.from, h.sp, (double)(gp_mono_ms() - began) / 1000.0);
                         break;
                 case S_START:
-                        note(&h, "start: %s runs from the savepoint (%.1f s)", h.to,
-                             (double)(gp_mono_ms() - began) / 1000.0);
+                        gp_progress_note(&h.pr, "start: %s runs from the savepoint (%.1f s)",
+                                         h.to, (double)(gp_mono_ms() - began) / 1000.0);
                         break;
                 default:
-                        note(&h, "%s: done (%.1f s)", describe_step(s),
-                             (double)(gp_mono_ms() - began) / 1000.0);
+                        gp_progress_note(&h.pr, "%s: done (%.1f s)", describe_step(s),
+                                         (double)(gp_mono_ms() - began) / 1000.0);
                 }
         }
         if (record_step(&h, S_DONE))
