@@ -16,9 +16,13 @@
  * taken, and every step can be taken again, so a command killed anywhere
  * and run again finishes the same hand-over with the same T and the same
  * savepoint. The operator's status is read with GETs every poll; nothing
- * here touches Kafka. */
+ * here touches Kafka.
+ *
+ * Its options are proxy/cmd/handover.c's; the calls on the operator's
+ * resources are k8s/flinkdep.h's, and this file decides on what they
+ * answer, retries, waits and says why it stops. May use the rooms of
+ * proxy/ below ops (never proxy/cmd/), k8s/ and gate/; cJSON. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,7 +30,6 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -35,6 +38,7 @@
 #include "k8s/client.h"
 #include "k8s/flinkdep.h"
 #include "k8s/manifest.h"
+#include "proxy/ops/handover.h"
 #include "proxy/ops/progress.h"
 #include "proxy/ops/verbs.h"
 #include "proxy/control/ctl.h"
@@ -744,61 +748,6 @@ static int step_finish(ho_t *h) {
         return 0;
 }
 
-/* ---- the command ------------------------------------------------------------- */
-
-static const char *usage =
-        "Usage: gate-proxy handover --k8s MAP [--namespace NS] [--kubeconfig PATH]\n"
-        "                           --from OLD --to NEW [--to-file F] [--timeout S]\n"
-        "       gate-proxy handover --k8s MAP ... --abort\n"
-        "\n"
-        "Hands the pipeline from the FlinkDeployment OLD to the FlinkDeployment NEW\n"
-        "exactly: one uninterrupted job's output, nothing lost, nothing twice. With the\n"
-        "released Flink Kubernetes Operator (basic mode) and a gate-proxy steered by MAP:\n"
-        "\n"
-        "  cutover  the proxy splits at an event-time cutoff T: records before T go\n"
-        "           to OLD's colour, records at or after T to NEW's, where they wait\n"
-        "  clear    waits for CLEAR_TO_TEARDOWN: OLD has read everything before T\n"
-        "  suspend  OLD to spec.job.state suspended, upgradeMode savepoint; waits for\n"
-        "           SUSPENDED, FINISHED and a savepoint the suspend took\n"
-        "  start    NEW to state running from that savepoint; waits for STABLE, RUNNING\n"
-        "  finish   stage=RUNNING on MAP; deletes OLD\n"
-        "\n"
-        "Before: OLD runs (STABLE, RUNNING) in MAP's active colour with\n"
-        "spec.flinkConfiguration." GP_FLINKDEP_FALLBACK_KEY "\n"
-        "\"false\" and state.savepoints.dir set; NEW exists with spec.job.state\n"
-        "suspended and was never deployed (so spec.job.initialSavepointPath applies),\n"
-        "reading the other colour's topics (deploy/README.md, The Flink jobs).\n"
-        "\n"
-        "Each step is written to MAP (gate-proxy.handover.*) before it is taken: when\n"
-        "the command stops (killed, a timeout, a failure), run it again with the same\n"
-        "--from and --to and it finishes the same hand-over, with the same T and the\n"
-        "same savepoint. Nothing is lost at any stop: records before T stay with OLD,\n"
-        "records at or after T wait in NEW's topic.\n"
-        "\n"
-        "  --to-file F  create NEW first from the manifest F (YAML or JSON), with\n"
-        "               spec.job.state suspended whatever F says; an existing NEW is\n"
-        "               taken as it is\n"
-        "  --timeout S  how long each step waits for the proxy or the operator\n"
-        "               (default 900: a savepoint may take the job's\n"
-        "               execution.checkpointing.timeout, 10 min by default)\n"
-        "  --abort      give the hand-over up, before T is chosen: every record goes\n"
-        "               back to OLD's colour; refused once T is chosen (records at or\n"
-        "               after T already wait in NEW's topic): fix NEW and run again\n"
-        "\n"
-        "It prints each change of state, then one line:\n"
-        "  handover: from=OLD to=NEW T=... savepoint=... new_job_running_after_ms=... ok\n"
-        "\n"
-        "Exit codes: 0 handed over (or aborted); 1 stopped, with the reason and what\n"
-        "to do; 2 bad command line.\n"
-        "\n"
-        "Where the map is:\n"
-        "  --k8s NAME         the ConfigMap NAME (the proxy's control.k8s.configmap)\n"
-        "  -n, --namespace NS its namespace and the FlinkDeployments' (default: the\n"
-        "                     kubeconfig context's, in a pod its own, else default)\n"
-        "  --kubeconfig PATH  how to reach the API server (default: in a pod its\n"
-        "                     service account, else $KUBECONFIG, else ~/.kube/config)\n"
-        "The RBAC it needs: deploy/kubernetes/handover/role.yaml.\n";
-
 static void final_line(const ho_t *h) {
         gp_progress_break();
         printf("handover: from=%s to=%s T=%" PRId64
@@ -878,108 +827,50 @@ static int do_abort(ho_t *h) {
         }
 }
 
-enum { O_K8S = 1, O_NS, O_KC, O_FROM, O_TO, O_TO_FILE, O_TIMEOUT, O_ABORT };
+/* ---- the command ------------------------------------------------------------ */
 
-int gp_handover_main(int argc, char **argv) {
-        static const struct option opts[] = {
-                {"k8s", required_argument, 0, O_K8S},
-                {"namespace", required_argument, 0, O_NS},
-                {"kubeconfig", required_argument, 0, O_KC},
-                {"from", required_argument, 0, O_FROM},
-                {"to", required_argument, 0, O_TO},
-                {"to-file", required_argument, 0, O_TO_FILE},
-                {"timeout", required_argument, 0, O_TIMEOUT},
-                {"abort", no_argument, 0, O_ABORT},
-                {0, 0, 0, 0},
-        };
-        const char *map = NULL, *ns = NULL, *kc = NULL, *to_file = NULL;
-        ho_t h = {.timeout_ms = 900000, .t = GP_TS_NONE};
-        int abort_it = 0, c;
-        gp_progress_init(&h.pr);
-        for (int i = 1; i < argc; i++)
-                if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-                        return fputs(usage, stdout), 0;
-        optind = 1;
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "n:", opts, NULL)) != -1) {
-                switch (c) {
-                case O_K8S:
-                        map = optarg;
-                        break;
-                case 'n':
-                case O_NS:
-                        ns = optarg;
-                        break;
-                case O_KC:
-                        kc = optarg;
-                        break;
-                case O_FROM:
-                        h.from = optarg;
-                        break;
-                case O_TO:
-                        h.to = optarg;
-                        break;
-                case O_TO_FILE:
-                        to_file = optarg;
-                        break;
-                case O_ABORT:
-                        abort_it = 1;
-                        break;
-                case O_TIMEOUT: {
-                        int64_t s;
-                        const char *why;
-                        if (gp_parse_i64(optarg, strlen(optarg), &s, &why) || s < 1 ||
-                            s > 86400) {
-                                fprintf(stderr,
-                                        "gate-proxy handover: --timeout: '%s' is not "
-                                        "a number of seconds from 1 to 86400\n",
-                                        optarg);
-                                return GP_EXIT_USAGE;
-                        }
-                        h.timeout_ms = s * 1000;
-                        break;
-                }
-                default:
-                        fprintf(stderr,
-                                "gate-proxy handover: unknown or incomplete option "
-                                "'%s'\n(see `gate-proxy handover --help`)\n",
-                                argv[optind - 1]);
-                        return GP_EXIT_USAGE;
-                }
-        }
-        const char *bad = optind < argc           ? "unexpected argument"
-                          : !map                  ? "--k8s MAP is required (the hand-over "
-                                                    "drives FlinkDeployments in Kubernetes)"
-                          : abort_it              ? NULL
-                          : !h.from || !h.to      ? "--from OLD and --to NEW are required"
-                          : !strcmp(h.from, h.to) ? "--from and --to name the same "
-                                                    "FlinkDeployment"
-                                                  : NULL;
-        if (!bad && !abort_it && (!gp_k8s_name_ok(h.from) || !gp_k8s_name_ok(h.to)))
-                bad = "--from and --to must be FlinkDeployment names (lower-case letters, "
-                      "digits, '-' and '.')";
-        if (bad) {
-                fprintf(stderr,
-                        "gate-proxy handover: %s\n(see `gate-proxy handover --help`)\n", bad);
-                return GP_EXIT_USAGE;
-        }
-
+/* The API client and the map of o, into h. 0, or 1 with the reason
+ * printed. */
+static int ho_open(ho_t *h, const gp_handover_opts_t *o) {
         gp_err_t err;
-        gp_k8s_conf_t *conf = gp_k8s_conf_load(kc, &err);
+        *h = (ho_t){
+                .from = o->from, .to = o->to, .timeout_ms = o->timeout_ms, .t = GP_TS_NONE};
+        gp_progress_init(&h->pr);
+        gp_k8s_conf_t *conf = gp_k8s_conf_load(o->kubeconfig, &err);
         if (!conf)
                 return fail("kubernetes: %s", err.msg);
-        snprintf(h.ns, sizeof(h.ns), "%s", ns && *ns ? ns : conf->ns ? conf->ns : "default");
-        if (!(h.k = gp_k8s_new(conf, &err)))
+        snprintf(h->ns, sizeof(h->ns), "%s",
+                 o->ns && *o->ns ? o->ns
+                 : conf->ns      ? conf->ns
+                                 : "default");
+        if (!(h->k = gp_k8s_new(conf, &err)))
                 return fail("kubernetes: %s", err.msg);
-        if (!(h.ctl = gp_ctl_new_k8s(map, h.ns, kc, false, &err))) {
-                gp_k8s_destroy(h.k);
+        if (!(h->ctl = gp_ctl_new_k8s(o->map, h->ns, o->kubeconfig, false, &err))) {
+                gp_k8s_destroy(h->k);
                 return fail("%s", err.msg);
         }
+        return 0;
+}
+
+static void ho_close(ho_t *h) {
+        gp_ctl_destroy(h->ctl);
+        gp_k8s_destroy(h->k);
+}
+
+int gp_handover_abort(const gp_handover_opts_t *o) {
+        ho_t h;
+        if (ho_open(&h, o))
+                return 1;
+        int rc = do_abort(&h);
+        ho_close(&h);
+        return rc;
+}
+
+int gp_handover_run(const gp_handover_opts_t *o) {
+        ho_t h;
+        if (ho_open(&h, o))
+                return 1;
         int rc = 1;
-        if (abort_it) {
-                rc = do_abort(&h);
-                goto out;
-        }
 
         /* Where are we? A recorded hand-over of the same pair goes on. */
         gp_cm_t *cm = load_map(&h);
@@ -1023,7 +914,7 @@ int gp_handover_main(int argc, char **argv) {
                              gp_ctl_describe(h.ctl), gp_stage_name(ctl.stage));
                         goto out;
                 }
-                if (to_file && apply_new(&h, to_file))
+                if (o->to_file && apply_new(&h, o->to_file))
                         goto out;
                 if (precheck(&h))
                         goto out;
@@ -1124,7 +1015,6 @@ int gp_handover_main(int argc, char **argv) {
         final_line(&h);
         rc = 0;
 out:
-        gp_ctl_destroy(h.ctl);
-        gp_k8s_destroy(h.k);
+        ho_close(&h);
         return rc;
 }
