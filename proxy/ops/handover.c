@@ -60,9 +60,9 @@
 #define API_GRACE_MS    30000         /* how long the API server may be away in a wait */
 #define ATTEMPTS        5
 
+/* The steps in their order (the table `steps` below); S_DONE after the
+ * last, S_NONE for none. */
 typedef enum { S_CUTOVER, S_CLEAR, S_SUSPEND, S_START, S_FINISH, S_DONE, S_NONE } step_t;
-static const char *const step_names[] = {"cutover", "clear",  "suspend",
-                                         "start",   "finish", "done"};
 
 typedef struct {
         gp_ctl_t *ctl;
@@ -77,17 +77,6 @@ typedef struct {
         int64_t suspended_at, running_after;
         gp_progress_t pr; /* the progress lines */
 } ho_t;
-
-static const char *describe_step(step_t s) {
-        return s < S_NONE ? step_names[s] : "-";
-}
-
-static step_t parse_step(const char *s) {
-        for (int i = 0; s && i < S_NONE; i++)
-                if (!strcmp(s, step_names[i]))
-                        return (step_t)i;
-        return S_NONE;
-}
 
 static int fail(const char *fmt, ...) {
         va_list ap;
@@ -128,11 +117,6 @@ static int record(ho_t *h, const gp_kv_t *kv, size_t n) {
                                  err.msg);
                 sleep_ms(1000);
         }
-}
-
-static int record_step(ho_t *h, step_t s) {
-        gp_kv_t kv[] = {{HO_STEP, step_names[s]}};
-        return record(h, kv, 1);
 }
 
 /* The map now; NULL (reason printed) when it cannot be read. */
@@ -621,6 +605,17 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
         return 1;
 }
 
+/* Before the suspend: when it began (once), for new-job-running-after-ms. */
+static int mark_suspend(ho_t *h) {
+        if (h->suspended_at)
+                return 0;
+        char at[24];
+        h->suspended_at = gp_now_ms();
+        snprintf(at, sizeof(at), "%" PRId64, h->suspended_at);
+        gp_kv_t kv[] = {{HO_SUSPENDED_AT, at}};
+        return record(h, kv, 1);
+}
+
 static int step_suspend(ho_t *h) {
         seen_t seen;
         if (seen_before(h, h->from, &seen))
@@ -637,7 +632,10 @@ static int step_suspend(ho_t *h) {
                             "command again to keep waiting, with a larger --timeout "
                             "if the savepoint is large",
                             h->ns, h->from, h->timeout_ms / 1000, h->pr.last);
-        return r;
+        if (r)
+                return r;
+        gp_kv_t kv[] = {{HO_SAVEPOINT, h->sp}};
+        return record(h, kv, 1);
 }
 
 /* start: done already when the spec runs from our savepoint; refused when
@@ -706,7 +704,13 @@ static int step_start(ho_t *h) {
                             "%s topic; run the same command again to keep waiting",
                             h->ns, h->to, h->timeout_ms / 1000, h->pr.last,
                             gp_colour_name(h->new_colour));
-        return r;
+        if (r)
+                return r;
+        char ms[24];
+        h->running_after = gp_now_ms() - h->suspended_at;
+        snprintf(ms, sizeof(ms), "%" PRId64, h->running_after);
+        gp_kv_t kv[] = {{HO_RUNNING_AFTER, ms}};
+        return record(h, kv, 1);
 }
 
 static int step_finish(ho_t *h) {
@@ -746,6 +750,59 @@ static int step_finish(ho_t *h) {
                             "yourself (or run the same command again)",
                             err.msg, h->ns, h->from);
         return 0;
+}
+
+/* The lines at the end of a step. */
+static void said_clear(ho_t *h, double secs) {
+        gp_progress_note(&h->pr, "clear: CLEAR_TO_TEARDOWN at T=%" PRId64 " (%.1f s)", h->t,
+                         secs);
+}
+
+static void said_suspend(ho_t *h, double secs) {
+        gp_progress_note(&h->pr, "suspend: %s stopped with savepoint %s (%.1f s)", h->from,
+                         h->sp, secs);
+}
+
+static void said_start(ho_t *h, double secs) {
+        gp_progress_note(&h->pr, "start: %s runs from the savepoint (%.1f s)", h->to, secs);
+}
+
+/* ---- the table of steps ---------------------------------------------------- */
+
+/* A step. take_steps() writes its name to the map, then what mark writes
+ * (more of the map that must be there before it is taken), takes it, and
+ * prints said's line. Each can be taken again (see the top). */
+typedef struct {
+        const char *name;
+        int (*mark)(ho_t *); /* NULL: nothing more; 0, or 1 with the reason printed */
+        int (*take)(ho_t *); /* 0, or 1 with the reason printed */
+        void (*said)(ho_t *, double secs); /* NULL: "NAME: done (N s)" */
+} step_row_t;
+
+static const step_row_t steps[] = {
+        [S_CUTOVER] = {"cutover", NULL, step_cutover, NULL},
+        [S_CLEAR] = {"clear", NULL, step_clear, said_clear},
+        [S_SUSPEND] = {"suspend", mark_suspend, step_suspend, said_suspend},
+        [S_START] = {"start", NULL, step_start, said_start},
+        [S_FINISH] = {"finish", NULL, step_finish, NULL},
+};
+_Static_assert(sizeof(steps) / sizeof(steps[0]) == S_DONE, "a row for every step");
+
+/* As the map holds it: the row's name, "done", or "-" for none. */
+static const char *describe_step(step_t s) {
+        return s < S_DONE ? steps[s].name : s == S_DONE ? "done" : "-";
+}
+
+static step_t parse_step(const char *s) {
+        for (int i = 0; s && i < S_NONE; i++)
+                if (!strcmp(s, describe_step((step_t)i)))
+                        return (step_t)i;
+        return S_NONE;
+}
+
+static int record_step(ho_t *h, step_t s) {
+        gp_kv_t kv[] = {{HO_STEP, describe_step(s)}};
+        return record(h, kv, 1);
 }
 
 static void final_line(const ho_t *h) {
@@ -866,155 +923,116 @@ int gp_handover_abort(const gp_handover_opts_t *o) {
         return rc;
 }
 
-int gp_handover_run(const gp_handover_opts_t *o) {
-        ho_t h;
-        if (ho_open(&h, o))
-                return 1;
-        int rc = 1;
-
-        /* Where are we? A recorded hand-over of the same pair goes on. */
-        gp_cm_t *cm = load_map(&h);
+/* Where are we? A recorded hand-over of the same pair goes on: its T,
+ * savepoints and colours into h. Its step (S_DONE when it is done), S_NONE
+ * to start one, or -1 with the reason printed; *stage the map's. */
+static int resume(ho_t *h, gp_stage_t *stage) {
+        gp_cm_t *cm = load_map(h);
         gp_control_t ctl;
-        if (!cm || map_control(&h, cm, &ctl)) {
+        if (!cm || map_control(h, cm, &ctl)) {
                 gp_cm_destroy(cm);
-                goto out;
+                return -1;
         }
         step_t s = parse_step(gp_cm_get(cm, HO_STEP));
         const char *rf = cm_get(cm, HO_FROM), *rt = cm_get(cm, HO_TO);
-        bool same = !strcmp(rf, h.from) && !strcmp(rt, h.to);
+        bool same = !strcmp(rf, h->from) && !strcmp(rt, h->to);
         if (s != S_NONE && s != S_DONE && !same) {
                 fail("a hand-over from %s to %s is in progress on %s (step %s): run it again "
                      "with --from %s --to %s to finish it, or --abort it",
-                     rf, rt, gp_ctl_describe(h.ctl), describe_step(s), rf, rt);
+                     rf, rt, gp_ctl_describe(h->ctl), describe_step(s), rf, rt);
                 gp_cm_destroy(cm);
-                goto out;
+                return -1;
         }
         if (s != S_NONE && same) {
-                h.t = num_or(gp_cm_get(cm, HO_CUTOFF), GP_TS_NONE);
-                snprintf(h.sp, sizeof(h.sp), "%s", cm_get(cm, HO_SAVEPOINT));
-                snprintf(h.prev, sizeof(h.prev), "%s", cm_get(cm, HO_PREVIOUS));
-                h.suspended_at = num_or(gp_cm_get(cm, HO_SUSPENDED_AT), 0);
-                h.running_after = num_or(gp_cm_get(cm, HO_RUNNING_AFTER), -1);
+                h->t = num_or(gp_cm_get(cm, HO_CUTOFF), GP_TS_NONE);
+                snprintf(h->sp, sizeof(h->sp), "%s", cm_get(cm, HO_SAVEPOINT));
+                snprintf(h->prev, sizeof(h->prev), "%s", cm_get(cm, HO_PREVIOUS));
+                h->suspended_at = num_or(gp_cm_get(cm, HO_SUSPENDED_AT), 0);
+                h->running_after = num_or(gp_cm_get(cm, HO_RUNNING_AFTER), -1);
         }
         /* The colours: recorded at the start, else the other one. */
-        if (s == S_NONE || !same || gp_colour_parse(cm_get(cm, HO_COLOUR), &h.new_colour))
-                h.new_colour = gp_colour_other(ctl.active);
-        h.old_colour = gp_colour_other(h.new_colour);
+        if (s == S_NONE || !same || gp_colour_parse(cm_get(cm, HO_COLOUR), &h->new_colour))
+                h->new_colour = gp_colour_other(ctl.active);
+        h->old_colour = gp_colour_other(h->new_colour);
         gp_cm_destroy(cm);
-        if (s == S_DONE && same) {
-                printf("handover: %s -> %s was already done\n", h.from, h.to);
-                final_line(&h);
-                rc = 0;
-                goto out;
-        }
-        if (s == S_NONE || s == S_DONE) {
-                if (ctl.stage != GP_STAGE_RUNNING) {
-                        fail("%s: stage=%s: a transition is in progress that this command did "
-                             "not start; finish or abort it first (`gate-proxy status`)",
-                             gp_ctl_describe(h.ctl), gp_stage_name(ctl.stage));
-                        goto out;
-                }
-                if (o->to_file && apply_new(&h, o->to_file))
-                        goto out;
-                if (precheck(&h))
-                        goto out;
-                gp_kv_t kv[] = {{HO_FROM, h.from},
-                                {HO_TO, h.to},
-                                {HO_STEP, "cutover"},
-                                {HO_CUTOFF, NULL},
-                                {HO_SAVEPOINT, NULL},
-                                {HO_PREVIOUS, h.prev},
-                                {HO_SUSPENDED_AT, NULL},
-                                {HO_RUNNING_AFTER, NULL},
-                                {HO_COLOUR, gp_colour_name(h.new_colour)}};
-                if (record(&h, kv, sizeof(kv) / sizeof(kv[0])))
-                        goto out;
-                s = S_CUTOVER;
-                printf("handover: %s (%s) -> %s (%s) on %s\n", h.from,
-                       gp_colour_name(h.old_colour), h.to, gp_colour_name(h.new_colour),
-                       gp_ctl_describe(h.ctl));
-        } else {
-                printf("handover: %s (%s) -> %s (%s) on %s: going on at step %s\n", h.from,
-                       gp_colour_name(h.old_colour), h.to, gp_colour_name(h.new_colour),
-                       gp_ctl_describe(h.ctl), describe_step(s));
-        }
-        fflush(stdout);
+        *stage = ctl.stage;
+        return s == S_DONE && !same ? S_NONE : (int)s;
+}
 
+/* A new hand-over: NEW created if asked, both checked, the pair recorded
+ * with step cutover. 0, or 1 with the reason printed. */
+static int begin(ho_t *h, const gp_handover_opts_t *o, gp_stage_t stage) {
+        if (stage != GP_STAGE_RUNNING)
+                return fail("%s: stage=%s: a transition is in progress that this command did "
+                            "not start; finish or abort it first (`gate-proxy status`)",
+                            gp_ctl_describe(h->ctl), gp_stage_name(stage));
+        if (o->to_file && apply_new(h, o->to_file))
+                return 1;
+        if (precheck(h))
+                return 1;
+        gp_kv_t kv[] = {{HO_FROM, h->from},
+                        {HO_TO, h->to},
+                        {HO_STEP, "cutover"},
+                        {HO_CUTOFF, NULL},
+                        {HO_SAVEPOINT, NULL},
+                        {HO_PREVIOUS, h->prev},
+                        {HO_SUSPENDED_AT, NULL},
+                        {HO_RUNNING_AFTER, NULL},
+                        {HO_COLOUR, gp_colour_name(h->new_colour)}};
+        if (record(h, kv, sizeof(kv) / sizeof(kv[0])))
+                return 1;
+        printf("handover: %s (%s) -> %s (%s) on %s\n", h->from, gp_colour_name(h->old_colour),
+               h->to, gp_colour_name(h->new_colour), gp_ctl_describe(h->ctl));
+        return 0;
+}
+
+/* The steps from s on, each recorded before it is taken, then done. 0, or
+ * 1 with the reason printed. */
+static int take_steps(ho_t *h, step_t s) {
+        fflush(stdout);
         for (; s < S_DONE; s++) {
+                const step_row_t *row = &steps[s];
                 int64_t began = gp_mono_ms();
-                if (record_step(&h, s))
-                        goto out;
-                int r = 0;
-                switch (s) {
-                case S_CUTOVER:
-                        r = step_cutover(&h);
-                        break;
-                case S_CLEAR:
-                        r = step_clear(&h);
-                        break;
-                case S_SUSPEND:
-                        if (!h.suspended_at) {
-                                char at[24];
-                                h.suspended_at = gp_now_ms();
-                                snprintf(at, sizeof(at), "%" PRId64, h.suspended_at);
-                                gp_kv_t kv[] = {{HO_SUSPENDED_AT, at}};
-                                if (record(&h, kv, 1))
-                                        goto out;
-                        }
-                        r = step_suspend(&h);
-                        if (!r) {
-                                gp_kv_t kv[] = {{HO_SAVEPOINT, h.sp}};
-                                r = record(&h, kv, 1);
-                        }
-                        break;
-                case S_START:
-                        r = step_start(&h);
-                        if (!r) {
-                                char ms[24];
-                                h.running_after = gp_now_ms() - h.suspended_at;
-                                snprintf(ms, sizeof(ms), "%" PRId64, h.running_after);
-                                gp_kv_t kv[] = {{HO_RUNNING_AFTER, ms}};
-                                r = record(&h, kv, 1);
-                        }
-                        break;
-                case S_FINISH:
-                        r = step_finish(&h);
-                        break;
-                default:
-                        break;
-                }
-                if (r) {
+                if (record_step(h, s) || (row->mark && row->mark(h)))
+                        return 1;
+                if (row->take(h)) {
                         fprintf(stderr,
                                 "gate-proxy handover: stopped at step %s; `gate-proxy "
                                 "handover --from %s --to %s` goes on from there\n",
-                                describe_step(s), h.from, h.to);
-                        goto out;
+                                row->name, h->from, h->to);
+                        return 1;
                 }
-                switch (s) {
-                case S_CLEAR:
-                        gp_progress_note(&h.pr,
-                                         "clear: CLEAR_TO_TEARDOWN at T=%" PRId64 " (%.1f s)",
-                                         h.t, (double)(gp_mono_ms() - began) / 1000.0);
-                        break;
-                case S_SUSPEND:
-                        gp_progress_note(
-                                &h.pr, "suspend: %s stopped with savepoint %s (%.1f s)",
-                                h.from, h.sp, (double)(gp_mono_ms() - began) / 1000.0);
-                        break;
-                case S_START:
-                        gp_progress_note(&h.pr, "start: %s runs from the savepoint (%.1f s)",
-                                         h.to, (double)(gp_mono_ms() - began) / 1000.0);
-                        break;
-                default:
-                        gp_progress_note(&h.pr, "%s: done (%.1f s)", describe_step(s),
-                                         (double)(gp_mono_ms() - began) / 1000.0);
-                }
+                double secs = (double)(gp_mono_ms() - began) / 1000.0;
+                if (row->said)
+                        row->said(h, secs);
+                else
+                        gp_progress_note(&h->pr, "%s: done (%.1f s)", row->name, secs);
         }
-        if (record_step(&h, S_DONE))
-                goto out;
-        final_line(&h);
-        rc = 0;
-out:
+        if (record_step(h, S_DONE))
+                return 1;
+        final_line(h);
+        return 0;
+}
+
+int gp_handover_run(const gp_handover_opts_t *o) {
+        ho_t h;
+        gp_stage_t stage;
+        if (ho_open(&h, o))
+                return 1;
+        int s = resume(&h, &stage), rc = 1;
+        if (s == S_DONE) {
+                printf("handover: %s -> %s was already done\n", h.from, h.to);
+                final_line(&h);
+                rc = 0;
+        } else if (s == S_NONE) {
+                if (!begin(&h, o, stage))
+                        rc = take_steps(&h, S_CUTOVER);
+        } else if (s >= 0) {
+                printf("handover: %s (%s) -> %s (%s) on %s: going on at step %s\n", h.from,
+                       gp_colour_name(h.old_colour), h.to, gp_colour_name(h.new_colour),
+                       gp_ctl_describe(h.ctl), describe_step((step_t)s));
+                rc = take_steps(&h, (step_t)s);
+        }
         ho_close(&h);
         return rc;
 }
