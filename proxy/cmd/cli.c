@@ -17,6 +17,7 @@
 #include "proxy/conf/conf.h"
 #include "proxy/control/ctl.h"
 #include "proxy/cmd/demo.h"
+#include "proxy/cmd/handover.h"
 #include "proxy/base/log.h"
 #include "proxy/obs/endpoints.h"
 #include "proxy/loop/proxy.h"

@@ -16,9 +16,13 @@
  * taken, and every step can be taken again, so a command killed anywhere
  * and run again finishes the same hand-over with the same T and the same
  * savepoint. The operator's status is read with GETs every poll; nothing
- * here touches Kafka. */
+ * here touches Kafka.
+ *
+ * Its options are proxy/cmd/handover.c's; the calls on the operator's
+ * resources are k8s/flinkdep.h's, and this file decides on what they
+ * answer, retries, waits and says why it stops. May use the rooms of
+ * proxy/ below ops (never proxy/cmd/), k8s/ and gate/; cJSON. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,14 +30,16 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "gate/control.h"
 #include "gate/timeparse.h"
 #include "k8s/client.h"
+#include "k8s/flinkdep.h"
 #include "k8s/manifest.h"
+#include "proxy/ops/handover.h"
+#include "proxy/ops/progress.h"
 #include "proxy/ops/verbs.h"
 #include "proxy/control/ctl.h"
 #include "proxy/base/log.h"
@@ -49,17 +55,14 @@
 #define HO_SUSPENDED_AT  GP_KEY_HANDOVER "suspended-at"
 #define HO_RUNNING_AFTER GP_KEY_HANDOVER "new-job-running-after-ms"
 
-#define LAST_STATE    "KUBERNETES_OPERATOR_LAST_STATE"
-#define FALLBACK_KEY  "kubernetes.operator.job.upgrade.last-state-fallback.enabled"
-#define SNAPSHOTS_KEY "kubernetes.operator.snapshot.resource.enabled"
-#define POLL_MS       500
+#define POLL_MS         500
 #define GP_MANIFEST_MAX (1024 * 1024) /* --to-file */
-#define API_GRACE_MS  30000 /* how long the API server may be away in a wait */
-#define ATTEMPTS      5
+#define API_GRACE_MS    30000         /* how long the API server may be away in a wait */
+#define ATTEMPTS        5
 
+/* The steps in their order (the table `steps` below); S_DONE after the
+ * last, S_NONE for none. */
 typedef enum { S_CUTOVER, S_CLEAR, S_SUSPEND, S_START, S_FINISH, S_DONE, S_NONE } step_t;
-static const char *const step_names[] = {"cutover", "clear",  "suspend",
-                                         "start",   "finish", "done"};
 
 typedef struct {
         gp_ctl_t *ctl;
@@ -72,33 +75,12 @@ typedef struct {
         char prev[1024]; /* the old job's upgradeSavepointPath before */
         char sp[1024];   /* the savepoint the new job starts from */
         int64_t suspended_at, running_after;
-        int64_t t0;     /* gp_mono_ms() at the start */
-        char last[512]; /* the last progress line */
-        int64_t shown;  /* gp_mono_ms() when it was printed */
-        bool tty;       /* stdout is a terminal */
+        gp_progress_t pr; /* the progress lines */
 } ho_t;
-
-static const char *describe_step(step_t s) {
-        return s < S_NONE ? step_names[s] : "-";
-}
-
-static step_t parse_step(const char *s) {
-        for (int i = 0; s && i < S_NONE; i++)
-                if (!strcmp(s, step_names[i]))
-                        return (step_t)i;
-        return S_NONE;
-}
-
-/* A progress line is open on the terminal (no newline yet). */
-static bool line_open;
 
 static int fail(const char *fmt, ...) {
         va_list ap;
-        if (line_open) {
-                putchar('\n');
-                fflush(stdout);
-                line_open = false;
-        }
+        gp_progress_break();
         fputs("gate-proxy handover: ", stderr);
         va_start(ap, fmt);
         vfprintf(stderr, fmt, ap);
@@ -107,81 +89,9 @@ static int fail(const char *fmt, ...) {
         return 1;
 }
 
-/* A progress line: on a terminal it rewrites the line in place; else it
- * is printed when it changed, at most once a second. */
-static void vprogress(ho_t *h, bool keep, const char *fmt, va_list ap) {
-        char line[512];
-        vsnprintf(line, sizeof(line), fmt, ap);
-        int64_t now = gp_mono_ms();
-        if (!strcmp(line, h->last) || (!keep && !h->tty && now - h->shown < 1000))
-                return;
-        snprintf(h->last, sizeof(h->last), "%s", line);
-        h->shown = now;
-        printf("%s[%6.1fs] %s%s", h->tty ? "\r\033[K" : "", (double)(now - h->t0) / 1000.0,
-               line, h->tty && !keep ? "" : "\n");
-        line_open = h->tty && !keep;
-        fflush(stdout);
-}
-
-static void progress(ho_t *h, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        vprogress(h, false, fmt, ap);
-        va_end(ap);
-}
-
-/* A line that stays: the end of a step. */
-static void note(ho_t *h, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        vprogress(h, true, fmt, ap);
-        va_end(ap);
-}
-
 static void sleep_ms(long ms) {
         struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
-}
-
-/* ---- JSON ---------------------------------------------------------------- */
-
-/* The string at a path of object keys (NULL-terminated), or "". */
-static const char *jstr(const cJSON *j, ...) {
-        va_list ap;
-        const char *key;
-        va_start(ap, j);
-        while (j && (key = va_arg(ap, const char *)))
-                j = cJSON_GetObjectItemCaseSensitive(j, key);
-        va_end(ap);
-        return cJSON_IsString(j) && j->valuestring ? j->valuestring : "";
-}
-
-/* The number at a path of object keys, or -1. */
-static int64_t jnum(const cJSON *j, ...) {
-        va_list ap;
-        const char *key;
-        va_start(ap, j);
-        while (j && (key = va_arg(ap, const char *)))
-                j = cJSON_GetObjectItemCaseSensitive(j, key);
-        va_end(ap);
-        return cJSON_IsNumber(j) ? (int64_t)j->valuedouble : -1;
-}
-
-/* A key of spec.flinkConfiguration ("" when unset). Strings, numbers and
- * booleans are all taken as the operator takes them. */
-static const char *flink_conf(const cJSON *fd, const char *key, char *buf, size_t len) {
-        const cJSON *c = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(fd, "spec"),
-                                                 "flinkConfiguration"),
-                key);
-        buf[0] = '\0';
-        if (cJSON_IsString(c))
-                snprintf(buf, len, "%s", c->valuestring);
-        else if (cJSON_IsBool(c))
-                snprintf(buf, len, "%s", cJSON_IsTrue(c) ? "true" : "false");
-        else if (cJSON_IsNumber(c))
-                snprintf(buf, len, "%g", c->valuedouble);
-        return buf;
 }
 
 /* ---- the map --------------------------------------------------------------- */
@@ -203,14 +113,10 @@ static int record(ho_t *h, const gp_kv_t *kv, size_t n) {
                                             ? "; nothing is lost: run the same command again "
                                               "once the API server answers"
                                             : "");
-                progress(h, "the API server does not answer (%s); retrying", err.msg);
+                gp_progress_show(&h->pr, "the API server does not answer (%s); retrying",
+                                 err.msg);
                 sleep_ms(1000);
         }
-}
-
-static int record_step(ho_t *h, step_t s) {
-        gp_kv_t kv[] = {{HO_STEP, step_names[s]}};
-        return record(h, kv, 1);
 }
 
 /* The map now; NULL (reason printed) when it cannot be read. */
@@ -229,7 +135,8 @@ static gp_cm_t *load_map(ho_t *h) {
                                      : "");
                         return NULL;
                 }
-                progress(h, "the API server does not answer (%s); retrying", err.msg);
+                gp_progress_show(&h->pr, "the API server does not answer (%s); retrying",
+                                 err.msg);
                 sleep_ms(1000);
         }
 }
@@ -255,35 +162,8 @@ static int map_control(ho_t *h, const gp_cm_t *cm, gp_control_t *c) {
 
 /* ---- FlinkDeployments ------------------------------------------------------ */
 
-#define FD_PATH "/apis/flink.apache.org/v1beta1/namespaces/%s/flinkdeployments"
-
-static gp_errcode_t fd_get(ho_t *h, const char *name, cJSON **out, gp_err_t *err) {
-        char path[512], what[256];
-        snprintf(path, sizeof(path), FD_PATH "/%s", h->ns, name);
-        snprintf(what, sizeof(what), "GET flinkdeployment %s/%s", h->ns, name);
-        return gp_k8s_call(h->k, "GET", path, NULL, NULL, what, out, NULL, err);
-}
-
-/* Merge-patches spec.job with job (taken) if the resource is still at rv;
- * the new object in *out. */
-static gp_errcode_t fd_patch_job(ho_t *h, const char *name, const char *rv, cJSON *job,
-                                 cJSON **out, gp_err_t *err) {
-        char path[512], what[256];
-        cJSON *body = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(body, "metadata"),
-              *spec = cJSON_AddObjectToObject(body, "spec");
-        cJSON_AddStringToObject(meta, "resourceVersion", rv);
-        cJSON_AddItemToObject(spec, "job", job);
-        char *s = cJSON_PrintUnformatted(body);
-        cJSON_Delete(body);
-        if (!s)
-                return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
-        snprintf(path, sizeof(path), FD_PATH "/%s", h->ns, name);
-        snprintf(what, sizeof(what), "PATCH flinkdeployment %s/%s", h->ns, name);
-        gp_errcode_t rc = gp_k8s_call(h->k, "PATCH", path, "application/merge-patch+json", s,
-                                      what, out, NULL, err);
-        free(s);
-        return rc;
-}
+/* One request each is k8s/flinkdep.h's; here they are retried, decided on
+ * and explained. */
 
 /* GETs name, retrying while the API server is away for up to
  * API_GRACE_MS; prints why and returns NULL when it fails. */
@@ -292,7 +172,7 @@ static cJSON *fd_read(ho_t *h, const char *name) {
         for (;;) {
                 gp_err_t err;
                 cJSON *fd = NULL;
-                gp_errcode_t rc = fd_get(h, name, &fd, &err);
+                gp_errcode_t rc = gp_flinkdep_get(h->k, h->ns, name, &fd, &err);
                 if (rc == GP_OK)
                         return fd;
                 if (rc != GP_ERR_TRANSPORT || gp_mono_ms() > end) {
@@ -306,7 +186,8 @@ static cJSON *fd_read(ho_t *h, const char *name) {
                                              : "");
                         return NULL;
                 }
-                progress(h, "the API server does not answer (%s); retrying", err.msg);
+                gp_progress_show(&h->pr, "the API server does not answer (%s); retrying",
+                                 err.msg);
                 sleep_ms(1000);
         }
 }
@@ -319,7 +200,7 @@ static cJSON *fd_read(ho_t *h, const char *name) {
 static int fd_set_job(ho_t *h, const char *name, cJSON *job,
                       int (*keep)(ho_t *, const cJSON *), int64_t *gen) {
         for (int attempt = 0;; attempt++) {
-                cJSON *fd = fd_read(h, name), *out = NULL;
+                cJSON *fd = fd_read(h, name);
                 gp_err_t err;
                 if (!fd) {
                         cJSON_Delete(job);
@@ -327,19 +208,18 @@ static int fd_set_job(ho_t *h, const char *name, cJSON *job,
                 }
                 int k = keep(h, fd);
                 if (k) {
-                        *gen = jnum(fd, "metadata", "generation", NULL);
+                        *gen = gp_flinkdep_num(fd, "metadata", "generation", NULL);
                         cJSON_Delete(fd);
                         cJSON_Delete(job);
                         return k < 0;
                 }
                 char rv[64];
-                snprintf(rv, sizeof(rv), "%s", jstr(fd, "metadata", "resourceVersion", NULL));
+                snprintf(rv, sizeof(rv), "%s",
+                         gp_flinkdep_str(fd, "metadata", "resourceVersion", NULL));
                 cJSON_Delete(fd);
-                gp_errcode_t rc =
-                        fd_patch_job(h, name, rv, cJSON_Duplicate(job, true), &out, &err);
+                gp_errcode_t rc = gp_flinkdep_patch_job(h->k, h->ns, name, rv,
+                                                        cJSON_Duplicate(job, true), gen, &err);
                 if (rc == GP_OK) {
-                        *gen = jnum(out, "metadata", "generation", NULL);
-                        cJSON_Delete(out);
                         cJSON_Delete(job);
                         return 0;
                 }
@@ -375,10 +255,10 @@ static int apply_new(ho_t *h, const char *file) {
         free(buf);
         if (!m)
                 return fail("--to-file %s: %s", file, err.msg);
-        const char *why = NULL, *name = jstr(m, "metadata", "name", NULL),
-                   *ns = jstr(m, "metadata", "namespace", NULL);
-        if (strcmp(jstr(m, "kind", NULL), "FlinkDeployment") ||
-            strcmp(jstr(m, "apiVersion", NULL), "flink.apache.org/v1beta1"))
+        const char *why = NULL, *name = gp_flinkdep_str(m, "metadata", "name", NULL),
+                   *ns = gp_flinkdep_str(m, "metadata", "namespace", NULL);
+        if (strcmp(gp_flinkdep_str(m, "kind", NULL), "FlinkDeployment") ||
+            strcmp(gp_flinkdep_str(m, "apiVersion", NULL), "flink.apache.org/v1beta1"))
                 why = "not a FlinkDeployment (apiVersion flink.apache.org/v1beta1)";
         else if (strcmp(name, h->to))
                 why = "its metadata.name is not the --to name";
@@ -393,26 +273,21 @@ static int apply_new(ho_t *h, const char *file) {
         }
         cJSON *job = cJSON_GetObjectItemCaseSensitive(
                 cJSON_GetObjectItemCaseSensitive(m, "spec"), "job");
-        bool was_running = !strcmp(jstr(job, "state", NULL), "running");
+        bool was_running = !strcmp(gp_flinkdep_str(job, "state", NULL), "running");
         cJSON_DeleteItemFromObjectCaseSensitive(job, "state");
         cJSON_AddStringToObject(job, "state", "suspended");
-        char path[512], what[256], *body = cJSON_PrintUnformatted(m);
+        gp_errcode_t rc = gp_flinkdep_create(h->k, h->ns, m, &err);
         cJSON_Delete(m);
-        if (!body)
-                return fail("out of memory");
-        snprintf(path, sizeof(path), FD_PATH, h->ns);
-        snprintf(what, sizeof(what), "POST flinkdeployment %s/%s", h->ns, h->to);
-        gp_errcode_t rc = gp_k8s_call(h->k, "POST", path, "application/json", body, what, NULL,
-                                      NULL, &err);
-        free(body);
         if (rc == GP_ERR_CONFLICT) {
-                note(h, "%s/%s exists already: taking it as it is", h->ns, h->to);
+                gp_progress_note(&h->pr, "%s/%s exists already: taking it as it is", h->ns,
+                                 h->to);
                 return 0;
         }
         if (rc)
                 return fail("%s", err.msg);
-        note(h, "created %s/%s from %s, suspended%s", h->ns, h->to, file,
-             was_running ? " (the file says running: the hand-over starts it)" : "");
+        gp_progress_note(&h->pr, "created %s/%s from %s, suspended%s", h->ns, h->to, file,
+                         was_running ? " (the file says running: the hand-over starts it)"
+                                     : "");
         return 0;
 }
 
@@ -426,11 +301,11 @@ static int precheck(ho_t *h) {
         int rc = 1;
         if (!old)
                 return 1;
-        const char *life = jstr(old, "status", "lifecycleState", NULL),
-                   *job = jstr(old, "status", "jobStatus", "state", NULL),
-                   *error = jstr(old, "status", "error", NULL);
-        int64_t gen = jnum(old, "metadata", "generation", NULL),
-                obs = jnum(old, "status", "observedGeneration", NULL);
+        const char *life = gp_flinkdep_str(old, "status", "lifecycleState", NULL),
+                   *job = gp_flinkdep_str(old, "status", "jobStatus", "state", NULL),
+                   *error = gp_flinkdep_str(old, "status", "error", NULL);
+        int64_t gen = gp_flinkdep_num(old, "metadata", "generation", NULL),
+                obs = gp_flinkdep_num(old, "status", "observedGeneration", NULL);
         if (strcmp(life, "STABLE") || strcmp(job, "RUNNING")) {
                 fail("FlinkDeployment %s/%s is not running: status.lifecycleState=%s, "
                      "status.jobStatus.state=%s (both must be STABLE and RUNNING before a "
@@ -451,26 +326,27 @@ static int precheck(ho_t *h) {
                      h->ns, h->from, error);
                 goto out;
         }
-        if (!*flink_conf(old, "state.savepoints.dir", buf, sizeof(buf))) {
+        if (!*gp_flinkdep_conf(old, "state.savepoints.dir", buf, sizeof(buf))) {
                 fail("FlinkDeployment %s/%s: spec.flinkConfiguration has no "
                      "state.savepoints.dir: the operator cannot take the savepoint the new "
                      "job starts from",
                      h->ns, h->from);
                 goto out;
         }
-        if (strcmp(flink_conf(old, FALLBACK_KEY, buf, sizeof(buf)), "false")) {
-                fail("FlinkDeployment %s/%s: spec.flinkConfiguration." FALLBACK_KEY " is "
-                     "'%s', not \"false\": if its job is not running when it is suspended, "
-                     "the "
-                     "operator would silently stop it from HA metadata with no savepoint. Set "
+        if (strcmp(gp_flinkdep_conf(old, GP_FLINKDEP_FALLBACK_KEY, buf, sizeof(buf)),
+                   "false")) {
+                fail("FlinkDeployment %s/%s: spec.flinkConfiguration." GP_FLINKDEP_FALLBACK_KEY
+                     " is '%s', not \"false\": if its job is not running when it is "
+                     "suspended, the operator would silently stop it from HA metadata with no "
+                     "savepoint. Set "
                      "it (a kubernetes.operator.* key: no restart):\n  kubectl -n %s patch "
                      "flinkdeployment %s --type merge -p '{\"spec\":{\"flinkConfiguration\":"
-                     "{\"" FALLBACK_KEY "\":\"false\"}}}'",
+                     "{\"" GP_FLINKDEP_FALLBACK_KEY "\":\"false\"}}}'",
                      h->ns, h->from, *buf ? buf : "(unset: true)", h->ns, h->from);
                 goto out;
         }
         snprintf(h->prev, sizeof(h->prev), "%s",
-                 jstr(old, "status", "jobStatus", "upgradeSavepointPath", NULL));
+                 gp_flinkdep_str(old, "status", "jobStatus", "upgradeSavepointPath", NULL));
         if (!(neu = fd_read(h, h->to))) {
                 fprintf(stderr,
                         "  Create it first with spec.job.state: suspended (it is then "
@@ -478,13 +354,14 @@ static int precheck(ho_t *h) {
                         "as deploy/kubernetes/handover/flinkdeployment-green.yaml is.\n");
                 goto out;
         }
-        if (strcmp(jstr(neu, "spec", "job", "state", NULL), "suspended")) {
+        if (strcmp(gp_flinkdep_str(neu, "spec", "job", "state", NULL), "suspended")) {
                 fail("FlinkDeployment %s/%s: spec.job.state is '%s', not suspended: the new "
                      "job must wait for the old one's final savepoint; create it suspended",
-                     h->ns, h->to, jstr(neu, "spec", "job", "state", NULL));
+                     h->ns, h->to, gp_flinkdep_str(neu, "spec", "job", "state", NULL));
                 goto out;
         }
-        if (*jstr(neu, "status", "reconciliationStatus", "lastReconciledSpec", NULL)) {
+        if (*gp_flinkdep_str(neu, "status", "reconciliationStatus", "lastReconciledSpec",
+                             NULL)) {
                 fail("FlinkDeployment %s/%s has been deployed before: the operator reads "
                      "spec.job.initialSavepointPath only on a first deployment; delete it and "
                      "create it again with spec.job.state: suspended",
@@ -531,7 +408,9 @@ static int step_clear(ho_t *h) {
                                 return fail("%s; nothing is lost: run the same command again "
                                             "once the map can be read",
                                             err.msg);
-                        progress(h, "clear: the map cannot be read (%s); retrying", err.msg);
+                        gp_progress_show(&h->pr,
+                                         "clear: the map cannot be read (%s); retrying",
+                                         err.msg);
                         sleep_ms(1000);
                         continue;
                 }
@@ -556,12 +435,13 @@ static int step_clear(ho_t *h) {
                         }
                 }
                 const char *lag = cm_get(cm, GP_KEY_DRAIN_LAG);
-                progress(h, "clear: stage=%s T=%s W=%s drain_lag=%s blue=%s green=%s%s%s",
-                         stage, *t ? t : "(not yet)", dash(cm_get(cm, GP_KEY_WATERMARK)),
-                         dash(lag), dash(cm_get(cm, GP_KEY_COUNT_BLUE)),
-                         dash(cm_get(cm, GP_KEY_COUNT_GREEN)),
-                         *cm_get(cm, GP_KEY_ERROR) ? " proxy error: " : "",
-                         cm_get(cm, GP_KEY_ERROR));
+                gp_progress_show(
+                        &h->pr, "clear: stage=%s T=%s W=%s drain_lag=%s blue=%s green=%s%s%s",
+                        stage, *t ? t : "(not yet)", dash(cm_get(cm, GP_KEY_WATERMARK)),
+                        dash(lag), dash(cm_get(cm, GP_KEY_COUNT_BLUE)),
+                        dash(cm_get(cm, GP_KEY_COUNT_GREEN)),
+                        *cm_get(cm, GP_KEY_ERROR) ? " proxy error: " : "",
+                        cm_get(cm, GP_KEY_ERROR));
                 int done = !strcmp(stage, "CLEAR_TO_TEARDOWN") && h->t != GP_TS_NONE;
                 gp_cm_destroy(cm);
                 if (done)
@@ -591,8 +471,8 @@ static int seen_before(ho_t *h, const char *name, seen_t *s) {
         if (!fd)
                 return 1;
         s->gen = -1;
-        snprintf(s->err0, sizeof(s->err0), "%s", jstr(fd, "status", "error", NULL));
-        s->failed0 = !strcmp(jstr(fd, "status", "lifecycleState", NULL), "FAILED");
+        snprintf(s->err0, sizeof(s->err0), "%s", gp_flinkdep_str(fd, "status", "error", NULL));
+        s->failed0 = !strcmp(gp_flinkdep_str(fd, "status", "lifecycleState", NULL), "FAILED");
         cJSON_Delete(fd);
         return 0;
 }
@@ -619,46 +499,8 @@ static int wait_until(ho_t *h, const char *name,
 /* suspend: done already when the spec says suspended with a savepoint. */
 static int keep_suspended(ho_t *h, const cJSON *fd) {
         (void)h;
-        return !strcmp(jstr(fd, "spec", "job", "state", NULL), "suspended") &&
-               !strcmp(jstr(fd, "spec", "job", "upgradeMode", NULL), "savepoint");
-}
-
-/* The UPGRADE FlinkStateSnapshot of path: 1 COMPLETED, 0 not (yet), -1
- * there is no such resource type (or the operator makes none for this
- * deployment). */
-static int snapshot_done(ho_t *h, const cJSON *fd, const char *path, char *seen, size_t len) {
-        char url[512], what[256], buf[16];
-        cJSON *list = NULL;
-        gp_err_t err;
-        long http = 0;
-        if (!strcmp(flink_conf(fd, SNAPSHOTS_KEY, buf, sizeof(buf)), "false"))
-                return -1;
-        snprintf(url, sizeof(url),
-                 "/apis/flink.apache.org/v1beta1/namespaces/%s/flinkstatesnapshots"
-                 "?labelSelector=job-reference.name%%3D%s,snapshot.trigger-type%%3DUPGRADE",
-                 h->ns, h->from);
-        snprintf(what, sizeof(what), "LIST flinkstatesnapshots %s (of %s)", h->ns, h->from);
-        gp_errcode_t rc = gp_k8s_call(h->k, "GET", url, NULL, NULL, what, &list, &http, &err);
-        if (rc == GP_ERR_NOT_FOUND)
-                return -1; /* the CRD is not installed: the operator uses the legacy path */
-        if (rc) {
-                snprintf(seen, len, "%s", err.msg);
-                return 0;
-        }
-        int found = 0;
-        snprintf(seen, len, "no UPGRADE FlinkStateSnapshot of %s yet", h->from);
-        const cJSON *it;
-        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items")) {
-                if (strcmp(jstr(it, "status", "path", NULL), path))
-                        continue;
-                const char *st = jstr(it, "status", "state", NULL);
-                snprintf(seen, len, "FlinkStateSnapshot %s is %s",
-                         jstr(it, "metadata", "name", NULL), *st ? st : "(no state)");
-                if (!strcmp(st, "COMPLETED"))
-                        found = 1;
-        }
-        cJSON_Delete(list);
-        return found;
+        return !strcmp(gp_flinkdep_str(fd, "spec", "job", "state", NULL), "suspended") &&
+               !strcmp(gp_flinkdep_str(fd, "spec", "job", "upgradeMode", NULL), "savepoint");
 }
 
 /* A path or URI as Flink writes it back: "scheme:///p" (an empty
@@ -678,12 +520,13 @@ static void uri_norm(char *s) {
  * -1 a trap or a failure (printed). */
 static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
         char dir[1024], why[600];
-        const char *life = jstr(fd, "status", "lifecycleState", NULL),
-                   *job = jstr(fd, "status", "jobStatus", "state", NULL),
-                   *rec = jstr(fd, "status", "reconciliationStatus", "state", NULL),
-                   *error = jstr(fd, "status", "error", NULL),
-                   *path = jstr(fd, "status", "jobStatus", "upgradeSavepointPath", NULL);
-        int64_t obs = jnum(fd, "status", "observedGeneration", NULL);
+        const char *life = gp_flinkdep_str(fd, "status", "lifecycleState", NULL),
+                   *job = gp_flinkdep_str(fd, "status", "jobStatus", "state", NULL),
+                   *rec = gp_flinkdep_str(fd, "status", "reconciliationStatus", "state", NULL),
+                   *error = gp_flinkdep_str(fd, "status", "error", NULL),
+                   *path = gp_flinkdep_str(fd, "status", "jobStatus", "upgradeSavepointPath",
+                                           NULL);
+        int64_t obs = gp_flinkdep_num(fd, "status", "observedGeneration", NULL);
         if (*error && strcmp(error, seen->err0))
                 return fail("the operator could not stop %s/%s with a savepoint: status.error="
                             "%s\n  Nothing is lost: the old job keeps its records before T "
@@ -699,16 +542,16 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             "status.lifecycleState=%s, status.jobStatus.state=%s, error=%s",
                             life, job, *error ? error : "(none)"),
                        -1;
-        progress(h,
-                 "suspend: %s lifecycleState=%s job=%s observedGeneration=%" PRId64 "/%" PRId64
-                 "%s%s",
-                 h->from, *life ? life : "-", *job ? job : "-", obs, seen->gen,
-                 *error ? " error (seen before this run): " : "", error);
+        gp_progress_show(&h->pr,
+                         "suspend: %s lifecycleState=%s job=%s observedGeneration=%" PRId64
+                         "/%" PRId64 "%s%s",
+                         h->from, *life ? life : "-", *job ? job : "-", obs, seen->gen,
+                         *error ? " error (seen before this run): " : "", error);
         if (obs < seen->gen || strcmp(life, "SUSPENDED") || strcmp(rec, "DEPLOYED") ||
             strcmp(job, "FINISHED"))
                 return 0;
         /* Stopped. The path must be one this suspend took. */
-        if (!*path || !strcmp(path, LAST_STATE) || !strcmp(path, h->prev))
+        if (!*path || !strcmp(path, GP_FLINKDEP_LAST_STATE) || !strcmp(path, h->prev))
                 return fail("%s/%s is SUSPENDED but the operator took no new savepoint: "
                             "status.jobStatus.upgradeSavepointPath is '%s'%s. Refusing to "
                             "start %s from it: it does not hold the old job's state at T "
@@ -721,7 +564,7 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             h->to, gp_colour_name(h->new_colour)),
                        -1;
         char np[1024];
-        flink_conf(fd, "state.savepoints.dir", dir, sizeof(dir));
+        gp_flinkdep_conf(fd, "state.savepoints.dir", dir, sizeof(dir));
         uri_norm(dir);
         snprintf(np, sizeof(np), "%s", path);
         uri_norm(np);
@@ -731,10 +574,11 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             "its state.savepoints.dir '%s': not a savepoint of this suspend",
                             h->ns, h->from, path, dir),
                        -1;
-        const char *lrs =
-                jstr(fd, "status", "reconciliationStatus", "lastReconciledSpec", NULL);
+        const char *lrs = gp_flinkdep_str(fd, "status", "reconciliationStatus",
+                                          "lastReconciledSpec", NULL);
         cJSON *spec = cJSON_Parse(lrs);
-        bool mode_ok = !strcmp(jstr(spec, "spec", "job", "upgradeMode", NULL), "savepoint");
+        bool mode_ok = !strcmp(gp_flinkdep_str(spec, "spec", "job", "upgradeMode", NULL),
+                               "savepoint");
         cJSON_Delete(spec);
         if (!mode_ok)
                 return fail("%s/%s: the operator reconciled the suspend with upgradeMode "
@@ -743,13 +587,33 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             "refusing its path '%s'",
                             h->ns, h->from, path),
                        -1;
-        int done = snapshot_done(h, fd, path, why, sizeof(why));
-        if (done == 0) {
-                progress(h, "suspend: %s stopped with savepoint %s; %s", h->from, path, why);
+        /* Where the operator makes FlinkStateSnapshots, the one of this
+         * path must be COMPLETED. */
+        gp_flinkdep_snap_t snap;
+        gp_err_t err;
+        if (gp_flinkdep_upgrade_snapshot(h->k, h->ns, h->from, fd, path, &snap, why,
+                                         sizeof(why), &err)) {
+                snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1, err.msg);
+                snap = GP_FLINKDEP_SNAP_PENDING;
+        }
+        if (snap == GP_FLINKDEP_SNAP_PENDING) {
+                gp_progress_show(&h->pr, "suspend: %s stopped with savepoint %s; %s", h->from,
+                                 path, why);
                 return 0;
         }
         snprintf(h->sp, sizeof(h->sp), "%s", path);
         return 1;
+}
+
+/* Before the suspend: when it began (once), for new-job-running-after-ms. */
+static int mark_suspend(ho_t *h) {
+        if (h->suspended_at)
+                return 0;
+        char at[24];
+        h->suspended_at = gp_now_ms();
+        snprintf(at, sizeof(at), "%" PRId64, h->suspended_at);
+        gp_kv_t kv[] = {{HO_SUSPENDED_AT, at}};
+        return record(h, kv, 1);
 }
 
 static int step_suspend(ho_t *h) {
@@ -767,16 +631,19 @@ static int step_suspend(ho_t *h) {
                             " s (last seen: %s). Nothing is lost; run the same "
                             "command again to keep waiting, with a larger --timeout "
                             "if the savepoint is large",
-                            h->ns, h->from, h->timeout_ms / 1000, h->last);
-        return r;
+                            h->ns, h->from, h->timeout_ms / 1000, h->pr.last);
+        if (r)
+                return r;
+        gp_kv_t kv[] = {{HO_SAVEPOINT, h->sp}};
+        return record(h, kv, 1);
 }
 
 /* start: done already when the spec runs from our savepoint; refused when
  * it runs from another. */
 static int keep_started(ho_t *h, const cJSON *fd) {
-        if (strcmp(jstr(fd, "spec", "job", "state", NULL), "running"))
+        if (strcmp(gp_flinkdep_str(fd, "spec", "job", "state", NULL), "running"))
                 return 0;
-        const char *isp = jstr(fd, "spec", "job", "initialSavepointPath", NULL);
+        const char *isp = gp_flinkdep_str(fd, "spec", "job", "initialSavepointPath", NULL);
         if (!strcmp(isp, h->sp))
                 return 1;
         fail("FlinkDeployment %s/%s was started by someone else, from '%s', not from the "
@@ -787,12 +654,13 @@ static int keep_started(ho_t *h, const cJSON *fd) {
 
 /* Is the new job running from h->sp? 1 yes, 0 not yet, -1 failed. */
 static int new_running(ho_t *h, const cJSON *fd, const seen_t *seen) {
-        const char *life = jstr(fd, "status", "lifecycleState", NULL),
-                   *job = jstr(fd, "status", "jobStatus", "state", NULL),
-                   *jm = jstr(fd, "status", "jobManagerDeploymentStatus", NULL),
-                   *error = jstr(fd, "status", "error", NULL),
-                   *path = jstr(fd, "status", "jobStatus", "upgradeSavepointPath", NULL);
-        int64_t obs = jnum(fd, "status", "observedGeneration", NULL);
+        const char *life = gp_flinkdep_str(fd, "status", "lifecycleState", NULL),
+                   *job = gp_flinkdep_str(fd, "status", "jobStatus", "state", NULL),
+                   *jm = gp_flinkdep_str(fd, "status", "jobManagerDeploymentStatus", NULL),
+                   *error = gp_flinkdep_str(fd, "status", "error", NULL),
+                   *path = gp_flinkdep_str(fd, "status", "jobStatus", "upgradeSavepointPath",
+                                           NULL);
+        int64_t obs = gp_flinkdep_num(fd, "status", "observedGeneration", NULL);
         bool failed =
                 !strcmp(life, "FAILED") || !strcmp(job, "FAILED") || !strcmp(jm, "ERROR");
         if (failed && !seen->failed0)
@@ -805,9 +673,10 @@ static int new_running(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             h->ns, h->to, life, job, *jm ? jm : "-", *error ? error : "(none)",
                             gp_colour_name(h->new_colour), h->sp, h->ns, h->to),
                        -1;
-        progress(h, "start: %s lifecycleState=%s job=%s jobManager=%s%s", h->to,
-                 *life ? life : "-", *job ? job : "-", *jm ? jm : "-",
-                 failed ? " (failed before this run: waiting for it to be fixed)" : "");
+        gp_progress_show(&h->pr, "start: %s lifecycleState=%s job=%s jobManager=%s%s", h->to,
+                         *life ? life : "-", *job ? job : "-", *jm ? jm : "-",
+                         failed ? " (failed before this run: waiting for it to be fixed)"
+                                : "");
         if (obs < seen->gen || strcmp(life, "STABLE") || strcmp(job, "RUNNING"))
                 return 0;
         if (strcmp(path, h->sp))
@@ -833,9 +702,15 @@ static int step_start(ho_t *h) {
                 return fail("%s/%s is not STABLE and RUNNING within %" PRId64 " s "
                             "(last seen: %s). Nothing is lost: its records wait in the "
                             "%s topic; run the same command again to keep waiting",
-                            h->ns, h->to, h->timeout_ms / 1000, h->last,
+                            h->ns, h->to, h->timeout_ms / 1000, h->pr.last,
                             gp_colour_name(h->new_colour));
-        return r;
+        if (r)
+                return r;
+        char ms[24];
+        h->running_after = gp_now_ms() - h->suspended_at;
+        snprintf(ms, sizeof(ms), "%" PRId64, h->running_after);
+        gp_kv_t kv[] = {{HO_RUNNING_AFTER, ms}};
+        return record(h, kv, 1);
 }
 
 static int step_finish(ho_t *h) {
@@ -868,12 +743,8 @@ static int step_finish(ho_t *h) {
         /* The old resource goes: its JobManager would otherwise linger for
          * the operator's shutdown TTL and, without HA, may run the job
          * again from its start if its pod restarts (FLINK-41262). */
-        char path[512], what[256];
         gp_err_t err;
-        snprintf(path, sizeof(path), FD_PATH "/%s", h->ns, h->from);
-        snprintf(what, sizeof(what), "DELETE flinkdeployment %s/%s", h->ns, h->from);
-        gp_errcode_t rc =
-                gp_k8s_call(h->k, "DELETE", path, NULL, NULL, what, NULL, NULL, &err);
+        gp_errcode_t rc = gp_flinkdep_delete(h->k, h->ns, h->from, &err);
         if (rc != GP_OK && rc != GP_ERR_NOT_FOUND)
                 return fail("%s; the new job runs and the proxy is finished: delete %s/%s "
                             "yourself (or run the same command again)",
@@ -881,65 +752,61 @@ static int step_finish(ho_t *h) {
         return 0;
 }
 
-/* ---- the command ------------------------------------------------------------- */
+/* The lines at the end of a step. */
+static void said_clear(ho_t *h, double secs) {
+        gp_progress_note(&h->pr, "clear: CLEAR_TO_TEARDOWN at T=%" PRId64 " (%.1f s)", h->t,
+                         secs);
+}
 
-static const char *usage =
-        "Usage: gate-proxy handover --k8s MAP [--namespace NS] [--kubeconfig PATH]\n"
-        "                           --from OLD --to NEW [--to-file F] [--timeout S]\n"
-        "       gate-proxy handover --k8s MAP ... --abort\n"
-        "\n"
-        "Hands the pipeline from the FlinkDeployment OLD to the FlinkDeployment NEW\n"
-        "exactly: one uninterrupted job's output, nothing lost, nothing twice. With the\n"
-        "released Flink Kubernetes Operator (basic mode) and a gate-proxy steered by MAP:\n"
-        "\n"
-        "  cutover  the proxy splits at an event-time cutoff T: records before T go\n"
-        "           to OLD's colour, records at or after T to NEW's, where they wait\n"
-        "  clear    waits for CLEAR_TO_TEARDOWN: OLD has read everything before T\n"
-        "  suspend  OLD to spec.job.state suspended, upgradeMode savepoint; waits for\n"
-        "           SUSPENDED, FINISHED and a savepoint the suspend took\n"
-        "  start    NEW to state running from that savepoint; waits for STABLE, RUNNING\n"
-        "  finish   stage=RUNNING on MAP; deletes OLD\n"
-        "\n"
-        "Before: OLD runs (STABLE, RUNNING) in MAP's active colour with\n"
-        "spec.flinkConfiguration." FALLBACK_KEY "\n"
-        "\"false\" and state.savepoints.dir set; NEW exists with spec.job.state\n"
-        "suspended and was never deployed (so spec.job.initialSavepointPath applies),\n"
-        "reading the other colour's topics (deploy/README.md, The Flink jobs).\n"
-        "\n"
-        "Each step is written to MAP (gate-proxy.handover.*) before it is taken: when\n"
-        "the command stops (killed, a timeout, a failure), run it again with the same\n"
-        "--from and --to and it finishes the same hand-over, with the same T and the\n"
-        "same savepoint. Nothing is lost at any stop: records before T stay with OLD,\n"
-        "records at or after T wait in NEW's topic.\n"
-        "\n"
-        "  --to-file F  create NEW first from the manifest F (YAML or JSON), with\n"
-        "               spec.job.state suspended whatever F says; an existing NEW is\n"
-        "               taken as it is\n"
-        "  --timeout S  how long each step waits for the proxy or the operator\n"
-        "               (default 900: a savepoint may take the job's\n"
-        "               execution.checkpointing.timeout, 10 min by default)\n"
-        "  --abort      give the hand-over up, before T is chosen: every record goes\n"
-        "               back to OLD's colour; refused once T is chosen (records at or\n"
-        "               after T already wait in NEW's topic): fix NEW and run again\n"
-        "\n"
-        "It prints each change of state, then one line:\n"
-        "  handover: from=OLD to=NEW T=... savepoint=... new_job_running_after_ms=... ok\n"
-        "\n"
-        "Exit codes: 0 handed over (or aborted); 1 stopped, with the reason and what\n"
-        "to do; 2 bad command line.\n"
-        "\n"
-        "Where the map is:\n"
-        "  --k8s NAME         the ConfigMap NAME (the proxy's control.k8s.configmap)\n"
-        "  -n, --namespace NS its namespace and the FlinkDeployments' (default: the\n"
-        "                     kubeconfig context's, in a pod its own, else default)\n"
-        "  --kubeconfig PATH  how to reach the API server (default: in a pod its\n"
-        "                     service account, else $KUBECONFIG, else ~/.kube/config)\n"
-        "The RBAC it needs: deploy/kubernetes/handover/role.yaml.\n";
+static void said_suspend(ho_t *h, double secs) {
+        gp_progress_note(&h->pr, "suspend: %s stopped with savepoint %s (%.1f s)", h->from,
+                         h->sp, secs);
+}
+
+static void said_start(ho_t *h, double secs) {
+        gp_progress_note(&h->pr, "start: %s runs from the savepoint (%.1f s)", h->to, secs);
+}
+
+/* ---- the table of steps ---------------------------------------------------- */
+
+/* A step. take_steps() writes its name to the map, then what mark writes
+ * (more of the map that must be there before it is taken), takes it, and
+ * prints said's line. Each can be taken again (see the top). */
+typedef struct {
+        const char *name;
+        int (*mark)(ho_t *); /* NULL: nothing more; 0, or 1 with the reason printed */
+        int (*take)(ho_t *); /* 0, or 1 with the reason printed */
+        void (*said)(ho_t *, double secs); /* NULL: "NAME: done (N s)" */
+} step_row_t;
+
+static const step_row_t steps[] = {
+        [S_CUTOVER] = {"cutover", NULL, step_cutover, NULL},
+        [S_CLEAR] = {"clear", NULL, step_clear, said_clear},
+        [S_SUSPEND] = {"suspend", mark_suspend, step_suspend, said_suspend},
+        [S_START] = {"start", NULL, step_start, said_start},
+        [S_FINISH] = {"finish", NULL, step_finish, NULL},
+};
+_Static_assert(sizeof(steps) / sizeof(steps[0]) == S_DONE, "a row for every step");
+
+/* As the map holds it: the row's name, "done", or "-" for none. */
+static const char *describe_step(step_t s) {
+        return s < S_DONE ? steps[s].name : s == S_DONE ? "done" : "-";
+}
+
+static step_t parse_step(const char *s) {
+        for (int i = 0; s && i < S_NONE; i++)
+                if (!strcmp(s, describe_step((step_t)i)))
+                        return (step_t)i;
+        return S_NONE;
+}
+
+static int record_step(ho_t *h, step_t s) {
+        gp_kv_t kv[] = {{HO_STEP, describe_step(s)}};
+        return record(h, kv, 1);
+}
 
 static void final_line(const ho_t *h) {
-        if (line_open)
-                putchar('\n');
-        line_open = false;
+        gp_progress_break();
         printf("handover: from=%s to=%s T=%" PRId64
                " savepoint=%s new_job_running_after_ms=%" PRId64 " ok\n",
                h->from, h->to, h->t, h->sp, h->running_after);
@@ -1017,250 +884,155 @@ static int do_abort(ho_t *h) {
         }
 }
 
-enum { O_K8S = 1, O_NS, O_KC, O_FROM, O_TO, O_TO_FILE, O_TIMEOUT, O_ABORT };
+/* ---- the command ------------------------------------------------------------ */
 
-int gp_handover_main(int argc, char **argv) {
-        static const struct option opts[] = {
-                {"k8s", required_argument, 0, O_K8S},
-                {"namespace", required_argument, 0, O_NS},
-                {"kubeconfig", required_argument, 0, O_KC},
-                {"from", required_argument, 0, O_FROM},
-                {"to", required_argument, 0, O_TO},
-                {"to-file", required_argument, 0, O_TO_FILE},
-                {"timeout", required_argument, 0, O_TIMEOUT},
-                {"abort", no_argument, 0, O_ABORT},
-                {0, 0, 0, 0},
-        };
-        const char *map = NULL, *ns = NULL, *kc = NULL, *to_file = NULL;
-        ho_t h = {.timeout_ms = 900000, .t = GP_TS_NONE, .t0 = gp_mono_ms(), .tty = isatty(1)};
-        int abort_it = 0, c;
-        for (int i = 1; i < argc; i++)
-                if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-                        return fputs(usage, stdout), 0;
-        optind = 1;
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "n:", opts, NULL)) != -1) {
-                switch (c) {
-                case O_K8S:
-                        map = optarg;
-                        break;
-                case 'n':
-                case O_NS:
-                        ns = optarg;
-                        break;
-                case O_KC:
-                        kc = optarg;
-                        break;
-                case O_FROM:
-                        h.from = optarg;
-                        break;
-                case O_TO:
-                        h.to = optarg;
-                        break;
-                case O_TO_FILE:
-                        to_file = optarg;
-                        break;
-                case O_ABORT:
-                        abort_it = 1;
-                        break;
-                case O_TIMEOUT: {
-                        int64_t s;
-                        const char *why;
-                        if (gp_parse_i64(optarg, strlen(optarg), &s, &why) || s < 1 ||
-                            s > 86400) {
-                                fprintf(stderr,
-                                        "gate-proxy handover: --timeout: '%s' is not "
-                                        "a number of seconds from 1 to 86400\n",
-                                        optarg);
-                                return GP_EXIT_USAGE;
-                        }
-                        h.timeout_ms = s * 1000;
-                        break;
-                }
-                default:
-                        fprintf(stderr,
-                                "gate-proxy handover: unknown or incomplete option "
-                                "'%s'\n(see `gate-proxy handover --help`)\n",
-                                argv[optind - 1]);
-                        return GP_EXIT_USAGE;
-                }
-        }
-        const char *bad = optind < argc           ? "unexpected argument"
-                          : !map                  ? "--k8s MAP is required (the hand-over "
-                                                    "drives FlinkDeployments in Kubernetes)"
-                          : abort_it              ? NULL
-                          : !h.from || !h.to      ? "--from OLD and --to NEW are required"
-                          : !strcmp(h.from, h.to) ? "--from and --to name the same "
-                                                    "FlinkDeployment"
-                                                  : NULL;
-        if (!bad && !abort_it && (!gp_k8s_name_ok(h.from) || !gp_k8s_name_ok(h.to)))
-                bad = "--from and --to must be FlinkDeployment names (lower-case letters, "
-                      "digits, '-' and '.')";
-        if (bad) {
-                fprintf(stderr,
-                        "gate-proxy handover: %s\n(see `gate-proxy handover --help`)\n", bad);
-                return GP_EXIT_USAGE;
-        }
-
+/* The API client and the map of o, into h. 0, or 1 with the reason
+ * printed. */
+static int ho_open(ho_t *h, const gp_handover_opts_t *o) {
         gp_err_t err;
-        gp_k8s_conf_t *conf = gp_k8s_conf_load(kc, &err);
+        *h = (ho_t){
+                .from = o->from, .to = o->to, .timeout_ms = o->timeout_ms, .t = GP_TS_NONE};
+        gp_progress_init(&h->pr);
+        gp_k8s_conf_t *conf = gp_k8s_conf_load(o->kubeconfig, &err);
         if (!conf)
                 return fail("kubernetes: %s", err.msg);
-        snprintf(h.ns, sizeof(h.ns), "%s", ns && *ns ? ns : conf->ns ? conf->ns : "default");
-        if (!(h.k = gp_k8s_new(conf, &err)))
+        snprintf(h->ns, sizeof(h->ns), "%s",
+                 o->ns && *o->ns ? o->ns
+                 : conf->ns      ? conf->ns
+                                 : "default");
+        if (!(h->k = gp_k8s_new(conf, &err)))
                 return fail("kubernetes: %s", err.msg);
-        if (!(h.ctl = gp_ctl_new_k8s(map, h.ns, kc, false, &err))) {
-                gp_k8s_destroy(h.k);
+        if (!(h->ctl = gp_ctl_new_k8s(o->map, h->ns, o->kubeconfig, false, &err))) {
+                gp_k8s_destroy(h->k);
                 return fail("%s", err.msg);
         }
-        int rc = 1;
-        if (abort_it) {
-                rc = do_abort(&h);
-                goto out;
-        }
+        return 0;
+}
 
-        /* Where are we? A recorded hand-over of the same pair goes on. */
-        gp_cm_t *cm = load_map(&h);
+static void ho_close(ho_t *h) {
+        gp_ctl_destroy(h->ctl);
+        gp_k8s_destroy(h->k);
+}
+
+int gp_handover_abort(const gp_handover_opts_t *o) {
+        ho_t h;
+        if (ho_open(&h, o))
+                return 1;
+        int rc = do_abort(&h);
+        ho_close(&h);
+        return rc;
+}
+
+/* Where are we? A recorded hand-over of the same pair goes on: its T,
+ * savepoints and colours into h. Its step (S_DONE when it is done), S_NONE
+ * to start one, or -1 with the reason printed; *stage the map's. */
+static int resume(ho_t *h, gp_stage_t *stage) {
+        gp_cm_t *cm = load_map(h);
         gp_control_t ctl;
-        if (!cm || map_control(&h, cm, &ctl)) {
+        if (!cm || map_control(h, cm, &ctl)) {
                 gp_cm_destroy(cm);
-                goto out;
+                return -1;
         }
         step_t s = parse_step(gp_cm_get(cm, HO_STEP));
         const char *rf = cm_get(cm, HO_FROM), *rt = cm_get(cm, HO_TO);
-        bool same = !strcmp(rf, h.from) && !strcmp(rt, h.to);
+        bool same = !strcmp(rf, h->from) && !strcmp(rt, h->to);
         if (s != S_NONE && s != S_DONE && !same) {
                 fail("a hand-over from %s to %s is in progress on %s (step %s): run it again "
                      "with --from %s --to %s to finish it, or --abort it",
-                     rf, rt, gp_ctl_describe(h.ctl), describe_step(s), rf, rt);
+                     rf, rt, gp_ctl_describe(h->ctl), describe_step(s), rf, rt);
                 gp_cm_destroy(cm);
-                goto out;
+                return -1;
         }
         if (s != S_NONE && same) {
-                h.t = num_or(gp_cm_get(cm, HO_CUTOFF), GP_TS_NONE);
-                snprintf(h.sp, sizeof(h.sp), "%s", cm_get(cm, HO_SAVEPOINT));
-                snprintf(h.prev, sizeof(h.prev), "%s", cm_get(cm, HO_PREVIOUS));
-                h.suspended_at = num_or(gp_cm_get(cm, HO_SUSPENDED_AT), 0);
-                h.running_after = num_or(gp_cm_get(cm, HO_RUNNING_AFTER), -1);
+                h->t = num_or(gp_cm_get(cm, HO_CUTOFF), GP_TS_NONE);
+                snprintf(h->sp, sizeof(h->sp), "%s", cm_get(cm, HO_SAVEPOINT));
+                snprintf(h->prev, sizeof(h->prev), "%s", cm_get(cm, HO_PREVIOUS));
+                h->suspended_at = num_or(gp_cm_get(cm, HO_SUSPENDED_AT), 0);
+                h->running_after = num_or(gp_cm_get(cm, HO_RUNNING_AFTER), -1);
         }
         /* The colours: recorded at the start, else the other one. */
-        if (s == S_NONE || !same || gp_colour_parse(cm_get(cm, HO_COLOUR), &h.new_colour))
-                h.new_colour = gp_colour_other(ctl.active);
-        h.old_colour = gp_colour_other(h.new_colour);
+        if (s == S_NONE || !same || gp_colour_parse(cm_get(cm, HO_COLOUR), &h->new_colour))
+                h->new_colour = gp_colour_other(ctl.active);
+        h->old_colour = gp_colour_other(h->new_colour);
         gp_cm_destroy(cm);
-        if (s == S_DONE && same) {
-                printf("handover: %s -> %s was already done\n", h.from, h.to);
-                final_line(&h);
-                rc = 0;
-                goto out;
-        }
-        if (s == S_NONE || s == S_DONE) {
-                if (ctl.stage != GP_STAGE_RUNNING) {
-                        fail("%s: stage=%s: a transition is in progress that this command did "
-                             "not start; finish or abort it first (`gate-proxy status`)",
-                             gp_ctl_describe(h.ctl), gp_stage_name(ctl.stage));
-                        goto out;
-                }
-                if (to_file && apply_new(&h, to_file))
-                        goto out;
-                if (precheck(&h))
-                        goto out;
-                gp_kv_t kv[] = {{HO_FROM, h.from},
-                                {HO_TO, h.to},
-                                {HO_STEP, "cutover"},
-                                {HO_CUTOFF, NULL},
-                                {HO_SAVEPOINT, NULL},
-                                {HO_PREVIOUS, h.prev},
-                                {HO_SUSPENDED_AT, NULL},
-                                {HO_RUNNING_AFTER, NULL},
-                                {HO_COLOUR, gp_colour_name(h.new_colour)}};
-                if (record(&h, kv, sizeof(kv) / sizeof(kv[0])))
-                        goto out;
-                s = S_CUTOVER;
-                printf("handover: %s (%s) -> %s (%s) on %s\n", h.from,
-                       gp_colour_name(h.old_colour), h.to, gp_colour_name(h.new_colour),
-                       gp_ctl_describe(h.ctl));
-        } else {
-                printf("handover: %s (%s) -> %s (%s) on %s: going on at step %s\n", h.from,
-                       gp_colour_name(h.old_colour), h.to, gp_colour_name(h.new_colour),
-                       gp_ctl_describe(h.ctl), describe_step(s));
-        }
-        fflush(stdout);
+        *stage = ctl.stage;
+        return s == S_DONE && !same ? S_NONE : (int)s;
+}
 
+/* A new hand-over: NEW created if asked, both checked, the pair recorded
+ * with step cutover. 0, or 1 with the reason printed. */
+static int begin(ho_t *h, const gp_handover_opts_t *o, gp_stage_t stage) {
+        if (stage != GP_STAGE_RUNNING)
+                return fail("%s: stage=%s: a transition is in progress that this command did "
+                            "not start; finish or abort it first (`gate-proxy status`)",
+                            gp_ctl_describe(h->ctl), gp_stage_name(stage));
+        if (o->to_file && apply_new(h, o->to_file))
+                return 1;
+        if (precheck(h))
+                return 1;
+        gp_kv_t kv[] = {{HO_FROM, h->from},
+                        {HO_TO, h->to},
+                        {HO_STEP, "cutover"},
+                        {HO_CUTOFF, NULL},
+                        {HO_SAVEPOINT, NULL},
+                        {HO_PREVIOUS, h->prev},
+                        {HO_SUSPENDED_AT, NULL},
+                        {HO_RUNNING_AFTER, NULL},
+                        {HO_COLOUR, gp_colour_name(h->new_colour)}};
+        if (record(h, kv, sizeof(kv) / sizeof(kv[0])))
+                return 1;
+        printf("handover: %s (%s) -> %s (%s) on %s\n", h->from, gp_colour_name(h->old_colour),
+               h->to, gp_colour_name(h->new_colour), gp_ctl_describe(h->ctl));
+        return 0;
+}
+
+/* The steps from s on, each recorded before it is taken, then done. 0, or
+ * 1 with the reason printed. */
+static int take_steps(ho_t *h, step_t s) {
+        fflush(stdout);
         for (; s < S_DONE; s++) {
+                const step_row_t *row = &steps[s];
                 int64_t began = gp_mono_ms();
-                if (record_step(&h, s))
-                        goto out;
-                int r = 0;
-                switch (s) {
-                case S_CUTOVER:
-                        r = step_cutover(&h);
-                        break;
-                case S_CLEAR:
-                        r = step_clear(&h);
-                        break;
-                case S_SUSPEND:
-                        if (!h.suspended_at) {
-                                char at[24];
-                                h.suspended_at = gp_now_ms();
-                                snprintf(at, sizeof(at), "%" PRId64, h.suspended_at);
-                                gp_kv_t kv[] = {{HO_SUSPENDED_AT, at}};
-                                if (record(&h, kv, 1))
-                                        goto out;
-                        }
-                        r = step_suspend(&h);
-                        if (!r) {
-                                gp_kv_t kv[] = {{HO_SAVEPOINT, h.sp}};
-                                r = record(&h, kv, 1);
-                        }
-                        break;
-                case S_START:
-                        r = step_start(&h);
-                        if (!r) {
-                                char ms[24];
-                                h.running_after = gp_now_ms() - h.suspended_at;
-                                snprintf(ms, sizeof(ms), "%" PRId64, h.running_after);
-                                gp_kv_t kv[] = {{HO_RUNNING_AFTER, ms}};
-                                r = record(&h, kv, 1);
-                        }
-                        break;
-                case S_FINISH:
-                        r = step_finish(&h);
-                        break;
-                default:
-                        break;
-                }
-                if (r) {
+                if (record_step(h, s) || (row->mark && row->mark(h)))
+                        return 1;
+                if (row->take(h)) {
                         fprintf(stderr,
                                 "gate-proxy handover: stopped at step %s; `gate-proxy "
                                 "handover --from %s --to %s` goes on from there\n",
-                                describe_step(s), h.from, h.to);
-                        goto out;
+                                row->name, h->from, h->to);
+                        return 1;
                 }
-                switch (s) {
-                case S_CLEAR:
-                        note(&h, "clear: CLEAR_TO_TEARDOWN at T=%" PRId64 " (%.1f s)", h.t,
-                             (double)(gp_mono_ms() - began) / 1000.0);
-                        break;
-                case S_SUSPEND:
-                        note(&h, "suspend: %s stopped with savepoint %s (%.1f s)", h.from,
-                             h.sp, (double)(gp_mono_ms() - began) / 1000.0);
-                        break;
-                case S_START:
-                        note(&h, "start: %s runs from the savepoint (%.1f s)", h.to,
-                             (double)(gp_mono_ms() - began) / 1000.0);
-                        break;
-                default:
-                        note(&h, "%s: done (%.1f s)", describe_step(s),
-                             (double)(gp_mono_ms() - began) / 1000.0);
-                }
+                double secs = (double)(gp_mono_ms() - began) / 1000.0;
+                if (row->said)
+                        row->said(h, secs);
+                else
+                        gp_progress_note(&h->pr, "%s: done (%.1f s)", row->name, secs);
         }
-        if (record_step(&h, S_DONE))
-                goto out;
-        final_line(&h);
-        rc = 0;
-out:
-        gp_ctl_destroy(h.ctl);
-        gp_k8s_destroy(h.k);
+        if (record_step(h, S_DONE))
+                return 1;
+        final_line(h);
+        return 0;
+}
+
+int gp_handover_run(const gp_handover_opts_t *o) {
+        ho_t h;
+        gp_stage_t stage;
+        if (ho_open(&h, o))
+                return 1;
+        int s = resume(&h, &stage), rc = 1;
+        if (s == S_DONE) {
+                printf("handover: %s -> %s was already done\n", h.from, h.to);
+                final_line(&h);
+                rc = 0;
+        } else if (s == S_NONE) {
+                if (!begin(&h, o, stage))
+                        rc = take_steps(&h, S_CUTOVER);
+        } else if (s >= 0) {
+                printf("handover: %s (%s) -> %s (%s) on %s: going on at step %s\n", h.from,
+                       gp_colour_name(h.old_colour), h.to, gp_colour_name(h.new_colour),
+                       gp_ctl_describe(h.ctl), describe_step((step_t)s));
+                rc = take_steps(&h, (step_t)s);
+        }
+        ho_close(&h);
         return rc;
 }

@@ -39,9 +39,6 @@ int gp_ops_finish(const char *path, int force);
 int gp_ops_abort(const char *path, int has_to, gp_colour_t to);
 int gp_ops_status(const char *path, int json);
 
-/* `gate-proxy handover` (proxy/ops/handover.c). */
-int gp_handover_main(int argc, char **argv);
-
 int gp_cli_main(int argc, char **argv);
 
 #endif
