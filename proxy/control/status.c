@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "gate/control.h"
+#include "os/clock.h"
 #include "proxy/control/ctl.h"
 #include "proxy/base/fault.h"
 #include "proxy/base/log.h"
@@ -53,16 +54,6 @@ void gp_status_writes(gp_status_t *s, uint64_t out[GP_MAP_WRITES]) {
         pthread_mutex_lock(&s->lock);
         memcpy(out, s->writes, sizeof(s->writes));
         pthread_mutex_unlock(&s->lock);
-}
-
-static void to_timespec(int64_t ms_from_now, struct timespec *ts) {
-        clock_gettime(CLOCK_REALTIME, ts);
-        ts->tv_sec += ms_from_now / 1000;
-        ts->tv_nsec += (ms_from_now % 1000) * 1000000L;
-        if (ts->tv_nsec >= 1000000000L) {
-                ts->tv_sec++;
-                ts->tv_nsec -= 1000000000L;
-        }
 }
 
 static void write_status(gp_status_t *s, const gp_status_kv_t *st) {
@@ -131,7 +122,7 @@ static void *run(void *arg) {
         while (!s->quit) {
                 if (!s->st_new && !s->gate_new) {
                         struct timespec ts;
-                        to_timespec(LOOK_MS, &ts);
+                        ts = gp_deadline_ms(LOOK_MS);
                         int w = pthread_cond_timedwait(&s->cond, &s->lock, &ts);
                         if (s->quit)
                                 break;
@@ -173,7 +164,7 @@ gp_status_t *gp_status_new(const gp_conf_t *conf, gp_err_t *err) {
                 return NULL;
         }
         pthread_mutex_init(&s->lock, NULL);
-        pthread_cond_init(&s->cond, NULL);
+        gp_cond_init_mono(&s->cond);
         if (!(s->ctl = gp_ctl_new_conf(conf, err)))
                 goto fail;
         if (pthread_create(&s->thread, NULL, run, s)) {
@@ -245,7 +236,7 @@ void gp_status_committed(gp_status_t *s, const gp_gate_t *committed) {
 int gp_status_flush(gp_status_t *s, int64_t wait_ms) {
         int rc = 0;
         struct timespec ts;
-        to_timespec(wait_ms, &ts);
+        ts = gp_deadline_ms(wait_ms);
         pthread_mutex_lock(&s->lock);
         uint64_t want = s->posted;
         while (s->done < want && !s->quit && rc != ETIMEDOUT)

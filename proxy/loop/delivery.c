@@ -55,8 +55,7 @@ static bool txn_retry(gp_proxy_t *p, const char *what, rd_kafka_error_t *e, int 
                 rd_kafka_error_string(e), rd_kafka_err2name(rd_kafka_error_code(e)), ms,
                 *tries + 1, TXN_TRIES);
         rd_kafka_error_destroy(e);
-        nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L},
-                  NULL);
+        gp_sleep_ms(ms);
         return true;
 }
 

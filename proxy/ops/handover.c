@@ -38,6 +38,8 @@
 #include "k8s/client.h"
 #include "k8s/flinkdep.h"
 #include "k8s/manifest.h"
+#include "os/clock.h"
+#include "os/file.h"
 #include "proxy/ops/handover.h"
 #include "proxy/ops/progress.h"
 #include "proxy/ops/verbs.h"
@@ -89,11 +91,6 @@ static int fail(const char *fmt, ...) {
         return 1;
 }
 
-static void sleep_ms(long ms) {
-        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-}
-
 /* ---- the map --------------------------------------------------------------- */
 
 /* Writes handover keys (no precondition: only this command writes them),
@@ -115,7 +112,7 @@ static int record(ho_t *h, const gp_kv_t *kv, size_t n) {
                                             : "");
                 gp_progress_show(&h->pr, "the API server does not answer (%s); retrying",
                                  err.msg);
-                sleep_ms(1000);
+                gp_sleep_ms(1000);
         }
 }
 
@@ -137,7 +134,7 @@ static gp_cm_t *load_map(ho_t *h) {
                 }
                 gp_progress_show(&h->pr, "the API server does not answer (%s); retrying",
                                  err.msg);
-                sleep_ms(1000);
+                gp_sleep_ms(1000);
         }
 }
 
@@ -188,7 +185,7 @@ static cJSON *fd_read(ho_t *h, const char *name) {
                 }
                 gp_progress_show(&h->pr, "the API server does not answer (%s); retrying",
                                  err.msg);
-                sleep_ms(1000);
+                gp_sleep_ms(1000);
         }
 }
 
@@ -225,7 +222,7 @@ static int fd_set_job(ho_t *h, const char *name, cJSON *job,
                 }
                 if ((rc == GP_ERR_CONFLICT || rc == GP_ERR_TRANSPORT) &&
                     attempt + 1 < ATTEMPTS) {
-                        sleep_ms(rc == GP_ERR_TRANSPORT ? 1000 : 100);
+                        gp_sleep_ms(rc == GP_ERR_TRANSPORT ? 1000 : 100);
                         continue;
                 }
                 cJSON_Delete(job);
@@ -237,20 +234,12 @@ static int fd_set_job(ho_t *h, const char *name, cJSON *job,
 /* --to-file: creates NEW from a manifest, suspended, unless it exists. 0,
  * or 1 with the reason printed. */
 static int apply_new(ho_t *h, const char *file) {
-        FILE *f = fopen(file, "rb");
-        char *buf = NULL;
         size_t len = 0;
         gp_err_t err;
-        if (!f)
-                return fail("--to-file %s: %s", file, strerror(errno));
-        if (!(buf = malloc(GP_MANIFEST_MAX + 1)) ||
-            (len = fread(buf, 1, GP_MANIFEST_MAX + 1, f)) > GP_MANIFEST_MAX || ferror(f)) {
-                fclose(f);
-                free(buf);
-                return fail("--to-file %s: %s", file,
-                            len > GP_MANIFEST_MAX ? "larger than 1 MiB" : "cannot be read");
-        }
-        fclose(f);
+        char *buf = gp_file_read(file, GP_MANIFEST_MAX, &len, &err);
+        if (!buf)
+                return errno == EFBIG ? fail("--to-file %s: larger than 1 MiB", file)
+                                      : fail("--to-file %s", err.msg);
         cJSON *m = gp_k8s_manifest_parse(buf, len, &err);
         free(buf);
         if (!m)
@@ -411,7 +400,7 @@ static int step_clear(ho_t *h) {
                         gp_progress_show(&h->pr,
                                          "clear: the map cannot be read (%s); retrying",
                                          err.msg);
-                        sleep_ms(1000);
+                        gp_sleep_ms(1000);
                         continue;
                 }
                 away = -1;
@@ -452,7 +441,7 @@ static int step_clear(ho_t *h) {
                                     "(`gate-proxy status`); nothing is lost: run the same "
                                     "command again to keep waiting",
                                     h->timeout_ms / 1000);
-                sleep_ms(POLL_MS / 2);
+                gp_sleep_ms(POLL_MS / 2);
         }
 }
 
@@ -492,7 +481,7 @@ static int wait_until(ho_t *h, const char *name,
                         return r > 0 ? 0 : 1;
                 if (gp_mono_ms() > end)
                         return 2;
-                sleep_ms(POLL_MS);
+                gp_sleep_ms(POLL_MS);
         }
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "os/clock.h"
 #include "proxy/schema/avsc.h"
 #include "proxy/base/log.h"
 #include "proxy/schema/registry.h"
@@ -99,7 +100,7 @@ gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_
                 return NULL;
         }
         pthread_mutex_init(&r->lock, NULL);
-        pthread_cond_init(&r->cond, NULL);
+        gp_cond_init_mono(&r->cond);
         r->conf = conf;
         r->x = x;
         r->cap = (uint32_t)conf->registry_cache_max;
@@ -361,14 +362,7 @@ out:
 
 /* Waits ms, or less when asked to quit; true when quitting. */
 static bool pause_ms(gp_registry_t *r, int64_t ms) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += ms / 1000;
-        ts.tv_nsec += (ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = gp_deadline_ms(ms);
         pthread_mutex_lock(&r->lock);
         while (!r->quit && pthread_cond_timedwait(&r->cond, &r->lock, &ts) == 0)
                 ;
