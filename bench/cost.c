@@ -71,7 +71,8 @@ static const char SCHEMA[] =
         "{\"type\":\"enum\",\"name\":\"Tier\",\"symbols\":[\"FREE\",\"PRO\"]}}]}]},"
         "{\"name\":\"price\",\"type\":\"double\"},"
         "{\"name\":\"meta\",\"type\":{\"type\":\"record\",\"name\":\"Meta\",\"fields\":["
-        "{\"name\":\"source\",\"type\":\"string\"},{\"name\":\"ts\",\"type\":{\"type\":\"long\","
+        "{\"name\":\"source\",\"type\":\"string\"},{\"name\":\"ts\",\"type\":{\"type\":"
+        "\"long\","
         "\"logicalType\":\"timestamp-millis\"}}]}},"
         "{\"name\":\"pad\",\"type\":\"string\"}]}";
 
@@ -97,25 +98,25 @@ static void build_avro(uint32_t id) {
                 p[n++] = (uint8_t)(id >> 16);
                 p[n++] = (uint8_t)(id >> 8);
                 p[n++] = (uint8_t)id;
-                n += put_long(p + n, 100000 + i);            /* id */
-                n += put_long(p + n, 2);                     /* tags: 2 items */
+                n += put_long(p + n, 100000 + i); /* id */
+                n += put_long(p + n, 2);          /* tags: 2 items */
                 n += put_str(p + n, "priority");
                 n += put_str(p + n, "gift");
                 n += put_long(p + n, 0);
-                n += put_long(p + n, 2);                     /* attrs: 2 entries */
+                n += put_long(p + n, 2); /* attrs: 2 entries */
                 n += put_str(p + n, "qty");
                 n += put_long(p + n, i % 10);
                 n += put_str(p + n, "weight");
                 n += put_long(p + n, i % 1000);
                 n += put_long(p + n, 0);
-                n += put_long(p + n, 1);                     /* customer: branch 1 */
+                n += put_long(p + n, 1); /* customer: branch 1 */
                 n += put_str(p + n, "ada lovelace byron");
-                n += put_long(p + n, 1);                     /* tier PRO */
-                memset(p + n, 0x40, 8);                      /* price */
+                n += put_long(p + n, 1); /* tier PRO */
+                memset(p + n, 0x40, 8);  /* price */
                 n += 8;
                 n += put_str(p + n, "web-checkout-eu-west-1"); /* meta.source */
-                n += put_long(p + n, recs[i].ts);            /* meta.ts */
-                n += put_str(p + n, PAD);                    /* pad */
+                n += put_long(p + n, recs[i].ts);              /* meta.ts */
+                n += put_str(p + n, PAD);                      /* pad */
                 recs[i].len = n;
         }
 }
@@ -190,8 +191,8 @@ int main(int argc, char **argv) {
         }
         CALLGRIND_TOGGLE_COLLECT;
 
-        printf("mode=%s records=%ld green=%" PRIu64 " unreadable=%" PRIu64 " bytes=%zu\n", mode, n,
-               sum, bad, recs[0].len);
+        printf("mode=%s records=%ld green=%" PRIu64 " unreadable=%" PRIu64 " bytes=%zu\n",
+               mode, n, sum, bad, recs[0].len);
         gp_avro_free(&av);
         if (count && win.records != (uint64_t)n)
                 return 1;

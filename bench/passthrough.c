@@ -28,7 +28,7 @@
 #include "proxy/loop/fetchwake.h"
 
 #define BATCH 1024
-#define TMO 30000
+#define TMO   30000
 
 static volatile sig_atomic_t stop;
 static void on_signal(int s) {
@@ -80,13 +80,27 @@ int main(int argc, char **argv) {
         while ((o = getopt_long(argc, argv, "X:h", opts, NULL)) != -1) {
                 char *eq;
                 switch (o) {
-                case 'b': boot = optarg; break;
-                case 's': src = optarg; break;
-                case 'd': dst = optarg; break;
-                case 'g': group = optarg; break;
-                case 'i': interval = strtoll(optarg, NULL, 10); break;
-                case 'n': max_records = strtoll(optarg, NULL, 10); break;
-                case 'a': eos = false; break;
+                case 'b':
+                        boot = optarg;
+                        break;
+                case 's':
+                        src = optarg;
+                        break;
+                case 'd':
+                        dst = optarg;
+                        break;
+                case 'g':
+                        group = optarg;
+                        break;
+                case 'i':
+                        interval = strtoll(optarg, NULL, 10);
+                        break;
+                case 'n':
+                        max_records = strtoll(optarg, NULL, 10);
+                        break;
+                case 'a':
+                        eos = false;
+                        break;
                 case 'X':
                         if (!(eq = strchr(optarg, '=')))
                                 die("-X", "expected key=value");
@@ -95,7 +109,8 @@ int main(int argc, char **argv) {
                         set(cc, optarg, eq + 1);
                         break;
                 default:
-                        fputs("usage: gp-passthrough --bootstrap B --source S --dest D --group G\n"
+                        fputs("usage: gp-passthrough --bootstrap B --source S --dest D "
+                              "--group G\n"
                               "         [--commit-interval-ms 100] [--commit-records 10000]\n"
                               "         [--at-least-once] [-X key=value]...\n",
                               o == 'h' ? stdout : stderr);
@@ -103,7 +118,8 @@ int main(int argc, char **argv) {
                 }
         }
         if (!boot || !src || !dst || !group || interval < 1 || max_records < 1) {
-                fputs("gp-passthrough: --bootstrap, --source, --dest and --group are required\n",
+                fputs("gp-passthrough: --bootstrap, --source, --dest and --group are "
+                      "required\n",
                       stderr);
                 return 2;
         }

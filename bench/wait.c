@@ -49,7 +49,8 @@ static double cpu_s(long pid) {
                 return -1;
         unsigned long ut = 0, st = 0;
         /* fields after ')': state(3) ... utime(14) stime(15) */
-        if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) !=
+            2)
                 return -1;
         return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
@@ -73,20 +74,38 @@ int main(int argc, char **argv) {
         long pid = 0, timeout = 600;
         int o, end_only = 0;
         static const struct option opts[] = {
-                {"bootstrap", required_argument, NULL, 'b'}, {"group", required_argument, NULL, 'g'},
-                {"topic", required_argument, NULL, 't'},     {"pid", required_argument, NULL, 'p'},
-                {"timeout-s", required_argument, NULL, 'T'}, {"end", no_argument, NULL, 'e'},
+                {"bootstrap", required_argument, NULL, 'b'},
+                {"group", required_argument, NULL, 'g'},
+                {"topic", required_argument, NULL, 't'},
+                {"pid", required_argument, NULL, 'p'},
+                {"timeout-s", required_argument, NULL, 'T'},
+                {"end", no_argument, NULL, 'e'},
                 {NULL, 0, NULL, 0},
         };
         while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
                 switch (o) {
-                case 'b': boot = optarg; break;
-                case 'g': group = optarg; break;
-                case 't': topic = optarg; break;
-                case 'p': pid = strtol(optarg, NULL, 10); break;
-                case 'T': timeout = strtol(optarg, NULL, 10); break;
-                case 'e': end_only = 1; group = "gp-benchwait"; pid = 1; break;
-                default: return 2;
+                case 'b':
+                        boot = optarg;
+                        break;
+                case 'g':
+                        group = optarg;
+                        break;
+                case 't':
+                        topic = optarg;
+                        break;
+                case 'p':
+                        pid = strtol(optarg, NULL, 10);
+                        break;
+                case 'T':
+                        timeout = strtol(optarg, NULL, 10);
+                        break;
+                case 'e':
+                        end_only = 1;
+                        group = "gp-benchwait";
+                        pid = 1;
+                        break;
+                default:
+                        return 2;
                 }
         }
         if (!boot || !group || !topic || pid <= 0) {
@@ -160,8 +179,9 @@ int main(int argc, char **argv) {
                         double secs = t - t0, cpu = cpu_s(pid) - cpu0;
                         int64_t n = sum - c0;
                         if (n <= 0 || secs <= 0) {
-                                fprintf(stderr, "gp-benchwait: everything was committed at the "
-                                                "first look: nothing to time\n");
+                                fprintf(stderr,
+                                        "gp-benchwait: everything was committed at the "
+                                        "first look: nothing to time\n");
                                 return 1;
                         }
                         printf("records=%" PRId64 " seconds=%.3f rate=%.0f cpu_s=%.2f "
@@ -171,14 +191,15 @@ int main(int argc, char **argv) {
                         break;
                 }
                 if (t >= next) {
-                        fprintf(stderr, "gp-benchwait: %s: %" PRId64 " of %" PRId64
-                                        " committed\n",
+                        fprintf(stderr,
+                                "gp-benchwait: %s: %" PRId64 " of %" PRId64 " committed\n",
                                 group, sum, end);
                         next = t + 1;
                 }
                 if (t - t_start > (double)timeout) {
-                        fprintf(stderr, "gp-benchwait: timed out at %" PRId64 " of %" PRId64 "\n",
-                                sum, end);
+                        fprintf(stderr,
+                                "gp-benchwait: timed out at %" PRId64 " of %" PRId64 "\n", sum,
+                                end);
                         return 1;
                 }
                 usleep(50000);

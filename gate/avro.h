@@ -20,9 +20,9 @@
 
 #include "gate/timeparse.h"
 
-#define GP_AVRO_MAX_PATH 8       /* fields in avro:a.b.c */
-#define GP_AVRO_MAX_NODES 65536  /* nodes in one compiled schema */
-#define GP_AVRO_MAX_DEPTH 64     /* nesting while skipping */
+#define GP_AVRO_MAX_PATH  8     /* fields in avro:a.b.c */
+#define GP_AVRO_MAX_NODES 65536 /* nodes in one compiled schema */
+#define GP_AVRO_MAX_DEPTH 64    /* nesting while skipping */
 
 typedef enum {
         GP_AV_NULL = 0,

@@ -18,8 +18,8 @@ int gp_ckpt_encode(const gp_gate_t *g, const gp_part_t *p, char *buf, size_t len
         put_ts(hi, sizeof(hi), p->hi);
         int n = snprintf(buf, len,
                          "gp1 seq=%" PRId64 " ph=%s old=%s new=%s T=%s tw=%s hi=%s "
-                         "n=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " late=%" PRIu64
-                         " st=%" PRIu64 ",%" PRIu64,
+                         "n=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " late=%" PRIu64 " st=%" PRIu64
+                         ",%" PRIu64,
                          g->seq, gp_phase_name(g->phase), gp_colour_name(g->old_c),
                          gp_colour_name(g->new_c), t, tw, hi, p->n[0], p->n[1], p->n[2],
                          p->late, p->since_t[0], p->since_t[1]);

@@ -21,9 +21,12 @@ const char *gp_stage_name(gp_stage_t s) {
 
 const char *gp_wm_stage_name(gp_wm_stage_t s) {
         switch (s) {
-        case GP_WMS_WAITING: return "WAITING_FOR_WATERMARK";
-        case GP_WMS_SET: return "WATERMARK_SET";
-        default: return "";
+        case GP_WMS_WAITING:
+                return "WAITING_FOR_WATERMARK";
+        case GP_WMS_SET:
+                return "WATERMARK_SET";
+        default:
+                return "";
         }
 }
 
@@ -38,8 +41,7 @@ static const char *find(const gp_kv_t *kv, size_t n, const char *key) {
 /* A checked printf-style function, so -Wformat=2 (the CMake flags) can
  * verify every call's format against its arguments. */
 __attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen,
-                                                      const char *key, const char *fmt,
-                                                      ...) {
+                                                      const char *key, const char *fmt, ...) {
         char reason[200];
         va_list ap;
         va_start(ap, fmt);
@@ -49,8 +51,8 @@ __attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen,
         return -1;
 }
 
-static int parse_int(const char *key, const char *v, int64_t min, int64_t *out,
-                     char *err, size_t errlen) {
+static int parse_int(const char *key, const char *v, int64_t min, int64_t *out, char *err,
+                     size_t errlen) {
         const char *why = NULL;
         if (gp_parse_i64(v, strlen(v), out, &why))
                 return fail(err, errlen, key, "'%s' is not an integer", v);
@@ -79,7 +81,8 @@ int gp_control_parse(gp_control_t *out, const gp_kv_t *kv, size_t n, char *err,
         if (s > GP_STAGE_FAILING)
                 return fail(err, errlen, GP_KEY_STAGE,
                             "'%s' is not one of INITIALIZING, TRANSITIONING, "
-                            "CLEAR_TO_TEARDOWN, RUNNING, FAILING", v);
+                            "CLEAR_TO_TEARDOWN, RUNNING, FAILING",
+                            v);
         c.stage = (gp_stage_t)s;
 
         if (!(v = find(kv, n, GP_KEY_FIRST)))

@@ -11,39 +11,39 @@
 #include "gate/types.h"
 
 /* ConfigMap keys. */
-#define GP_KEY_ACTIVE "active-deployment-type"
-#define GP_KEY_STAGE "stage"
-#define GP_KEY_DELAY "deployment-deletion-delay-ms"
-#define GP_KEY_FIRST "is-first-deployment"
+#define GP_KEY_ACTIVE   "active-deployment-type"
+#define GP_KEY_STAGE    "stage"
+#define GP_KEY_DELAY    "deployment-deletion-delay-ms"
+#define GP_KEY_FIRST    "is-first-deployment"
 #define GP_KEY_WM_STAGE "watermark-stage"
-#define GP_KEY_TOGGLE "watermark-toggle-value"
+#define GP_KEY_TOGGLE   "watermark-toggle-value"
 /* Written by `gate-proxy cutover --at T --align-ms A`, read by the proxy. */
 #define GP_KEY_REQ_CUTOFF "gate-proxy.request.cutoff"
-#define GP_KEY_REQ_ALIGN "gate-proxy.request.align-ms"
+#define GP_KEY_REQ_ALIGN  "gate-proxy.request.align-ms"
 /* Where `gate-proxy handover` records its progress (proxy/ops/handover.c). */
 #define GP_KEY_HANDOVER "gate-proxy.handover."
 /* Prefix of the proxy's own status keys. */
 #define GP_KEY_STATUS_PREFIX "gate-proxy."
 /* The proxy's status keys, all under GP_KEY_STATUS_PREFIX. */
-#define GP_KEY_PHASE "gate-proxy.phase"
-#define GP_KEY_TRANSITION "gate-proxy.transition"
-#define GP_KEY_CUTOFF "gate-proxy.cutoff"
-#define GP_KEY_WATERMARK "gate-proxy.watermark"
-#define GP_KEY_COUNT_BLUE "gate-proxy.count.blue"
-#define GP_KEY_COUNT_GREEN "gate-proxy.count.green"
-#define GP_KEY_COUNT_DLQ "gate-proxy.count.dlq"
-#define GP_KEY_COUNT_LATE "gate-proxy.count.late"
+#define GP_KEY_PHASE          "gate-proxy.phase"
+#define GP_KEY_TRANSITION     "gate-proxy.transition"
+#define GP_KEY_CUTOFF         "gate-proxy.cutoff"
+#define GP_KEY_WATERMARK      "gate-proxy.watermark"
+#define GP_KEY_COUNT_BLUE     "gate-proxy.count.blue"
+#define GP_KEY_COUNT_GREEN    "gate-proxy.count.green"
+#define GP_KEY_COUNT_DLQ      "gate-proxy.count.dlq"
+#define GP_KEY_COUNT_LATE     "gate-proxy.count.late"
 #define GP_KEY_ABORTED_ROUTED "gate-proxy.aborted-routed"
-#define GP_KEY_ERROR "gate-proxy.error"
-#define GP_KEY_HEARTBEAT "gate-proxy.heartbeat"
-#define GP_KEY_WARNING "gate-proxy.warning"
+#define GP_KEY_ERROR          "gate-proxy.error"
+#define GP_KEY_HEARTBEAT      "gate-proxy.heartbeat"
+#define GP_KEY_WARNING        "gate-proxy.warning"
 /* During a transition with gate.drain.group.<old colour>: how many records
  * the old colour's group has yet to commit ("" when unknown or not
  * waiting). */
 #define GP_KEY_DRAIN_LAG "gate-proxy.drain-lag"
 /* The headers of a dead-lettered record: the reason, and where it was read
  * (topic/partition/offset). */
-#define GP_HDR_ERROR "gate-proxy.error"
+#define GP_HDR_ERROR  "gate-proxy.error"
 #define GP_HDR_SOURCE "gate-proxy.source"
 
 typedef enum {
@@ -61,14 +61,14 @@ typedef enum {
 } gp_wm_stage_t;
 
 typedef struct gp_control {
-        gp_colour_t active;     /* the colour being rolled to */
+        gp_colour_t active; /* the colour being rolled to */
         gp_stage_t stage;
-        int64_t delay_ms;       /* D, 0 when absent */
+        int64_t delay_ms; /* D, 0 when absent */
         bool is_first;
         gp_wm_stage_t wm_stage;
-        int64_t toggle;         /* T as published, GP_TS_NONE when absent */
-        int64_t req_cutoff;     /* explicit T asked for, GP_TS_NONE when absent */
-        int64_t req_align_ms;   /* alignment asked for, 0 when absent */
+        int64_t toggle;       /* T as published, GP_TS_NONE when absent */
+        int64_t req_cutoff;   /* explicit T asked for, GP_TS_NONE when absent */
+        int64_t req_align_ms; /* alignment asked for, 0 when absent */
 } gp_control_t;
 
 const char *gp_stage_name(gp_stage_t s);
@@ -78,8 +78,7 @@ const char *gp_wm_stage_name(gp_wm_stage_t s);
  * is-first-deployment. watermark-toggle-value is required when
  * watermark-stage is WATERMARK_SET. Returns 0, or -1 with
  * "<key>: <reason>" in err. */
-int gp_control_parse(gp_control_t *out, const gp_kv_t *kv, size_t n, char *err,
-                     size_t errlen);
+int gp_control_parse(gp_control_t *out, const gp_kv_t *kv, size_t n, char *err, size_t errlen);
 
 /* True when b still describes the transition a described: same active
  * colour, same first-deployment flag and the same stage. A write planned

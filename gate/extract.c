@@ -9,13 +9,14 @@ static int avro_path(gp_extract_t *x, const char *s, char *err, size_t errlen) {
         x->kind = GP_ET_AVRO;
         for (;;) {
                 size_t n = 0;
-                while (s[n] == '_' || (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= 'a' && s[n] <= 'z') ||
-                       (n > 0 && s[n] >= '0' && s[n] <= '9'))
+                while (s[n] == '_' || (s[n] >= 'A' && s[n] <= 'Z') ||
+                       (s[n] >= 'a' && s[n] <= 'z') || (n > 0 && s[n] >= '0' && s[n] <= '9'))
                         n++;
                 if (n == 0 || (s[n] && s[n] != '.')) {
-                        snprintf(err, errlen,
-                                 "avro:PATH is field names joined by '.', each a letter or '_' "
-                                 "then letters, digits or '_' (e.g. avro:event.ts)");
+                        snprintf(
+                                err, errlen,
+                                "avro:PATH is field names joined by '.', each a letter or '_' "
+                                "then letters, digits or '_' (e.g. avro:event.ts)");
                         return -1;
                 }
                 if (x->avro_n == GP_AVRO_MAX_PATH || n >= GP_AVRO_MAX_NAME) {
@@ -94,8 +95,9 @@ static int from_avro(const gp_extract_t *x, const gp_record_view_t *r, int64_t *
         case GP_AVRO_ERR_LIMIT:
                 return bad(b, "bad-avro", "Avro nested too deeply or too many items");
         default:
-                return bad(b, "bad-avro", "the value is not Avro of its schema (truncated, "
-                                          "or a bad length, varint or union index)");
+                return bad(b, "bad-avro",
+                           "the value is not Avro of its schema (truncated, "
+                           "or a bad length, varint or union index)");
         }
         switch (v.kind) {
         case GP_AVF_NULL:
@@ -110,8 +112,7 @@ static int from_avro(const gp_extract_t *x, const gp_record_view_t *r, int64_t *
         }
 }
 
-int gp_extract_ts(const gp_extract_t *x, const gp_record_view_t *r, int64_t *ts,
-                  gp_bad_t *b) {
+int gp_extract_ts(const gp_extract_t *x, const gp_record_view_t *r, int64_t *ts, gp_bad_t *b) {
         gp_jval_t v;
 
         switch (x->kind) {

@@ -26,9 +26,9 @@ typedef enum { GP_ET_KAFKA = 0, GP_ET_JSON, GP_ET_HEADER, GP_ET_AVRO } gp_et_kin
 typedef struct gp_extract {
         gp_et_kind_t kind;
         gp_unit_t unit;
-        gp_jpath_t path;    /* GP_ET_JSON */
-        char header[256];   /* GP_ET_HEADER */
-        int avro_n;         /* GP_ET_AVRO: the field names of the path */
+        gp_jpath_t path;  /* GP_ET_JSON */
+        char header[256]; /* GP_ET_HEADER */
+        int avro_n;       /* GP_ET_AVRO: the field names of the path */
         char avro_path[GP_AVRO_MAX_PATH][GP_AVRO_MAX_NAME];
 } gp_extract_t;
 
@@ -48,8 +48,8 @@ int gp_extract_compile(gp_extract_t *x, const char *spec, gp_unit_t unit, char *
 typedef struct gp_record_view {
         const void *value;
         size_t value_len;
-        int64_t kafka_ts;    /* -1 when the record has none */
-        const void *header;  /* the value of header x->header, or NULL */
+        int64_t kafka_ts;   /* -1 when the record has none */
+        const void *header; /* the value of header x->header, or NULL */
         size_t header_len;
         const gp_avro_t *avro; /* GP_ET_AVRO: value's schema; value is the
                                 * Avro body (after any framing) */

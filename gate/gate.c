@@ -15,10 +15,8 @@ static const char *const phase_names[GP_PHASE__N] = {
 /* Allowed changes, [from][to]. Staying is always allowed. */
 static const bool phase_table[GP_PHASE__N][GP_PHASE__N] = {
         /*                  STEADY WAITING SPLIT  CLOSED ABORTED */
-        [GP_PHASE_STEADY] = {1, 1, 0, 0, 0},
-        [GP_PHASE_WAITING] = {0, 1, 1, 0, 1},
-        [GP_PHASE_SPLIT] = {0, 0, 1, 1, 1},
-        [GP_PHASE_CLOSED] = {1, 1, 0, 1, 1},
+        [GP_PHASE_STEADY] = {1, 1, 0, 0, 0},  [GP_PHASE_WAITING] = {0, 1, 1, 0, 1},
+        [GP_PHASE_SPLIT] = {0, 0, 1, 1, 1},   [GP_PHASE_CLOSED] = {1, 1, 0, 1, 1},
         [GP_PHASE_ABORTED] = {1, 1, 0, 0, 1},
 };
 
@@ -85,8 +83,7 @@ void gp_gate_from_control(gp_gate_t *g, const gp_control_t *c, int64_t now) {
         }
 }
 
-gp_dest_t gp_gate_dest(const gp_gate_t *g, const gp_gate_conf_t *c, int64_t ts,
-                       bool *late) {
+gp_dest_t gp_gate_dest(const gp_gate_t *g, const gp_gate_conf_t *c, int64_t ts, bool *late) {
         *late = false;
         if (ts == GP_TS_NONE && !c->bad_route_old)
                 return GP_DEST_DLQ; /* in every phase: a bad record is bad */
@@ -108,8 +105,8 @@ gp_dest_t gp_gate_dest(const gp_gate_t *g, const gp_gate_conf_t *c, int64_t ts,
         }
 }
 
-gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *p,
-                        int64_t ts, int64_t now, bool *late) {
+gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *p, int64_t ts,
+                        int64_t now, bool *late) {
         gp_dest_t d = gp_gate_dest(g, c, ts, late);
         if (ts != GP_TS_NONE && ts > p->hi)
                 p->hi = ts;
@@ -206,7 +203,6 @@ static void set_phase(gp_gate_t *g, gp_phase_t to) {
         g->phase = to;
 }
 
-
 static void reset_since_t(gp_part_t *const *parts, size_t n) {
         for (size_t i = 0; i < n; i++)
                 parts[i]->since_t[0] = parts[i]->since_t[1] = 0;
@@ -267,8 +263,7 @@ static int apply_control(gp_gate_t *g, gp_part_t *const *parts, size_t n,
                  "the map says %s is %s but %s owns traffic and no transition "
                  "was made; start one (stage=TRANSITIONING) or set "
                  "is-first-deployment=true",
-                 gp_colour_upper(c->active), gp_stage_name(c->stage),
-                 gp_colour_upper(owner));
+                 gp_colour_upper(c->active), gp_stage_name(c->stage), gp_colour_upper(owner));
         return 0;
 }
 
@@ -282,7 +277,8 @@ static int choose_cutoff(gp_gate_t *g, const gp_control_t *c, const gp_wm_view_t
                 out->events |= GP_EV_REFUSED;
                 snprintf(out->err, sizeof(out->err),
                          "no cutoff exceeds event time %lld, already routed to "
-                         "the old side", (long long)wv->hi_max);
+                         "the old side",
+                         (long long)wv->hi_max);
                 return 0;
         }
 
@@ -326,16 +322,16 @@ static int choose_cutoff(gp_gate_t *g, const gp_control_t *c, const gp_wm_view_t
         return 1;
 }
 
-bool gp_gate_close_due(const gp_gate_t *g, const gp_wm_view_t *wv,
-                       const gp_gate_conf_t *conf, int64_t now) {
+bool gp_gate_close_due(const gp_gate_t *g, const gp_wm_view_t *wv, const gp_gate_conf_t *conf,
+                       int64_t now) {
         if (g->phase != GP_PHASE_SPLIT || g->cutoff == GP_TS_NONE)
                 return false;
         int64_t need = sat_add(g->cutoff, conf->lateness_ms);
         bool by_wm = wv->wm != GP_TS_NONE && !wv->all_idle && wv->wm >= need;
         /* Every partition quiet for the idle timeout plus the lateness
          * since T was chosen: nothing is left to wait for. */
-        int64_t quiet_from = wv->last_record > g->cutoff_wall ? wv->last_record
-                                                               : g->cutoff_wall;
+        int64_t quiet_from =
+                wv->last_record > g->cutoff_wall ? wv->last_record : g->cutoff_wall;
         bool by_idle = wv->all_idle && g->cutoff_wall != GP_TS_NONE &&
                        sat_sub(now, quiet_from) >= sat_add(conf->idle_ms, conf->lateness_ms);
         return by_wm || by_idle;

@@ -60,11 +60,11 @@ typedef struct gp_part {
 
 /* The watermark over all partitions, computed at a transaction boundary. */
 typedef struct gp_wm_view {
-        int64_t wm;     /* W: min over non-idle partitions; GP_TS_NONE if unknown */
-        int64_t hi_max; /* highest event time seen on any partition */
-        bool all_idle;  /* every partition idle */
+        int64_t wm;          /* W: min over non-idle partitions; GP_TS_NONE if unknown */
+        int64_t hi_max;      /* highest event time seen on any partition */
+        bool all_idle;       /* every partition idle */
         int64_t last_record; /* wall ms of the latest record on any partition */
-        bool drained;   /* the old job has consumed all it was sent (or no check) */
+        bool drained;        /* the old job has consumed all it was sent (or no check) */
 } gp_wm_view_t;
 
 /* A gate in STEADY phase owned by `owner`. */
@@ -83,8 +83,8 @@ void gp_gate_from_control(gp_gate_t *g, const gp_control_t *c, int64_t now);
 /* Routes one record with event time ts (GP_TS_NONE: unreadable) and
  * updates the partition's counters. Sets *late when the record counts as
  * late (after the close, ts < T). The hot path: no allocation. */
-gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *p,
-                        int64_t ts, int64_t now, bool *late);
+gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *p, int64_t ts,
+                        int64_t now, bool *late);
 
 /* A record refused before its event time is read (larger than the
  * configured limit): to the dead-letter topic in every phase, counted
@@ -92,8 +92,7 @@ gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *
 gp_dest_t gp_gate_reject(gp_part_t *p, int64_t now);
 
 /* The destination alone, with no side effect (for checks and replays). */
-gp_dest_t gp_gate_dest(const gp_gate_t *g, const gp_gate_conf_t *c, int64_t ts,
-                       bool *late);
+gp_dest_t gp_gate_dest(const gp_gate_t *g, const gp_gate_conf_t *c, int64_t ts, bool *late);
 
 /* The watermark view of n partitions at wall time now. drained is set true. */
 void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_conf_t *c,
@@ -103,8 +102,8 @@ void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_co
  * side holds (W >= T + lateness, or every partition idle long enough since
  * T was chosen), whatever wv->drained says: the proxy runs its drain check
  * only then. */
-bool gp_gate_close_due(const gp_gate_t *g, const gp_wm_view_t *wv,
-                       const gp_gate_conf_t *conf, int64_t now);
+bool gp_gate_close_due(const gp_gate_t *g, const gp_wm_view_t *wv, const gp_gate_conf_t *conf,
+                       int64_t now);
 
 /* What gp_gate_step did. */
 enum {
@@ -118,8 +117,8 @@ enum {
 };
 
 typedef struct gp_step {
-        int events;     /* GP_EV_* */
-        char err[256];  /* the reason for GP_EV_REFUSED */
+        int events;    /* GP_EV_* */
+        char err[256]; /* the reason for GP_EV_REFUSED */
 } gp_step_t;
 
 /* Applies the requested control c to g and takes the decisions whose

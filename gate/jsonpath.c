@@ -45,23 +45,23 @@
 #endif
 
 /* Byte classes: a constant table (read-only data, not state). */
-#define C_WS 1   /* JSON whitespace */
+#define C_WS   1 /* JSON whitespace */
 #define C_STOP 2 /* stops the fast string scan: '"', '\\', bytes < 0x20 */
-#define C_HEX 4  /* hexadecimal digit */
-#define C_DIG 8  /* decimal digit */
+#define C_HEX  4 /* hexadecimal digit */
+#define C_DIG  8 /* decimal digit */
 
 #define S1 C_STOP
 #define WS (C_WS | C_STOP)
 #define HX C_HEX
 #define DG (C_HEX | C_DIG)
 static const unsigned char ctab[256] = {
-        S1, S1, S1, S1, S1, S1, S1, S1, S1, WS, WS, S1, S1, WS, S1, S1, /* 0x00 */
-        S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, /* 0x10 */
-        C_WS, 0, S1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,             /* 0x20 */
-        DG, DG, DG, DG, DG, DG, DG, DG, DG, DG, 0, 0, 0, 0, 0, 0,       /* 0x30 */
-        0, HX, HX, HX, HX, HX, HX, 0, 0, 0, 0, 0, 0, 0, 0, 0,           /* 0x40 */
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, S1, 0, 0, 0,                /* 0x50 */
-        0, HX, HX, HX, HX, HX, HX, 0, 0, 0, 0, 0, 0, 0, 0, 0,           /* 0x60 */
+        S1,   S1, S1, S1, S1, S1, S1, S1, S1, WS, WS, S1, S1, WS, S1, S1, /* 0x00 */
+        S1,   S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, S1, /* 0x10 */
+        C_WS, 0,  S1, 0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  /* 0x20 */
+        DG,   DG, DG, DG, DG, DG, DG, DG, DG, DG, 0,  0,  0,  0,  0,  0,  /* 0x30 */
+        0,    HX, HX, HX, HX, HX, HX, 0,  0,  0,  0,  0,  0,  0,  0,  0,  /* 0x40 */
+        0,    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  S1, 0,  0,  0,  /* 0x50 */
+        0,    HX, HX, HX, HX, HX, HX, 0,  0,  0,  0,  0,  0,  0,  0,  0,  /* 0x60 */
         /* 0x70-0xff: 0 */
 };
 #undef S1
@@ -72,10 +72,10 @@ static const unsigned char ctab[256] = {
 #define CLS(c) ctab[(unsigned char)(c)]
 
 /* Advances i over whitespace. */
-#define SKIP_WS(d, len, i)                                                                 \
-        do {                                                                               \
-                while ((i) < (len) && (CLS((d)[i]) & C_WS))                                \
-                        (i)++;                                                             \
+#define SKIP_WS(d, len, i)                                                                    \
+        do {                                                                                  \
+                while ((i) < (len) && (CLS((d)[i]) & C_WS))                                   \
+                        (i)++;                                                                \
         } while (0)
 
 /* The first i' >= i with d[i'] '"', '\\' or a control byte, or len.
@@ -197,14 +197,14 @@ static size_t scan_literal(const char *d, size_t len, size_t i) {
 /* Compact JSON has no blanks, so the scanner first tests for the byte it
  * expects and only skips blanks when that fails.
  * EXPECT: steps i past `ch`, blanks before it allowed; else runs `fail`. */
-#define EXPECT(d, len, i, ch, fail)                                                        \
-        do {                                                                               \
-                if (!((i) < (len) && (d)[i] == (ch))) {                                    \
-                        SKIP_WS(d, len, i);                                                \
-                        if ((i) >= (len) || (d)[i] != (ch))                                \
-                                fail;                                                      \
-                }                                                                          \
-                (i)++;                                                                     \
+#define EXPECT(d, len, i, ch, fail)                                                           \
+        do {                                                                                  \
+                if (!((i) < (len) && (d)[i] == (ch))) {                                       \
+                        SKIP_WS(d, len, i);                                                   \
+                        if ((i) >= (len) || (d)[i] != (ch))                                   \
+                                fail;                                                         \
+                }                                                                             \
+                (i)++;                                                                        \
         } while (0)
 
 /* Validates and steps over one value starting at or after d[i] (blanks
@@ -379,8 +379,7 @@ GP_HOT int key_eq(const char *a, const char *b, size_t n) {
         return 1;
 }
 
-gp_json_rc_t gp_jpath_find(const gp_jpath_t *p, const char *doc, size_t len,
-                           gp_jval_t *out) {
+gp_json_rc_t gp_jpath_find(const gp_jpath_t *p, const char *doc, size_t len, gp_jval_t *out) {
         size_t i = 0;
         int k = 0;
         char closer = 0;
@@ -454,8 +453,7 @@ gp_json_rc_t gp_jpath_find(const gp_jpath_t *p, const char *doc, size_t len,
         }
 }
 
-static int compile_fail(gp_jpath_t *p, char *err, size_t errlen, const char *what,
-                        size_t at) {
+static int compile_fail(gp_jpath_t *p, char *err, size_t errlen, const char *what, size_t at) {
         p->nsegs = 0;
         if (err && errlen)
                 snprintf(err, errlen, "%s (at offset %zu)", what, at);
@@ -496,10 +494,9 @@ int gp_jpath_compile(gp_jpath_t *p, const char *spec, char *err, size_t errlen) 
                         while (spec[i] && !strchr(".[]", spec[i]))
                                 i++;
                         if (i == ks)
-                                return compile_fail(p, err, errlen,
-                                                    spec[i] == ']' ? "unexpected ']'"
-                                                                   : "empty key",
-                                                    i);
+                                return compile_fail(
+                                        p, err, errlen,
+                                        spec[i] == ']' ? "unexpected ']'" : "empty key", i);
                         if (i - ks > GP_JPATH_MAX_KEY - 1)
                                 return compile_fail(p, err, errlen, "key too long", ks);
                         p->seg[p->nsegs].is_index = 0;
@@ -515,8 +512,8 @@ int gp_jpath_compile(gp_jpath_t *p, const char *spec, char *err, size_t errlen) 
                         while (spec[i] >= '0' && spec[i] <= '9') {
                                 v = v * 10 + (uint64_t)(spec[i] - '0');
                                 if (v > UINT32_MAX)
-                                        return compile_fail(p, err, errlen,
-                                                            "index too large", is);
+                                        return compile_fail(p, err, errlen, "index too large",
+                                                            is);
                                 i++;
                         }
                         if (i == is || (spec[i] != ']' && spec[i] != '\0'))
@@ -525,8 +522,8 @@ int gp_jpath_compile(gp_jpath_t *p, const char *spec, char *err, size_t errlen) 
                         if (spec[i] == '\0')
                                 return compile_fail(p, err, errlen, "unterminated '['", i);
                         if (spec[is] == '0' && i - is > 1)
-                                return compile_fail(p, err, errlen,
-                                                    "index has a leading zero", is);
+                                return compile_fail(p, err, errlen, "index has a leading zero",
+                                                    is);
                         i++; /* ']' */
                         p->seg[p->nsegs].is_index = 1;
                         p->seg[p->nsegs].index = (uint32_t)v;

@@ -9,13 +9,13 @@
 #include <stdint.h>
 
 #define GP_JPATH_MAX_SEGS 16
-#define GP_JPATH_MAX_KEY 64
+#define GP_JPATH_MAX_KEY  64
 #define GP_JSON_MAX_DEPTH 64
 
 typedef struct gp_jpath {
         int nsegs;
         struct {
-                int is_index;        /* 1: [n], 0: .key */
+                int is_index; /* 1: [n], 0: .key */
                 uint32_t index;
                 uint8_t keylen;
                 char key[GP_JPATH_MAX_KEY];
@@ -50,7 +50,6 @@ int gp_jpath_compile(gp_jpath_t *p, const char *spec, char *err, size_t errlen);
 
 /* Finds the value at path p in doc[0..len). Keys are compared byte for
  * byte with the raw (undecoded) JSON key. */
-gp_json_rc_t gp_jpath_find(const gp_jpath_t *p, const char *doc, size_t len,
-                           gp_jval_t *out);
+gp_json_rc_t gp_jpath_find(const gp_jpath_t *p, const char *doc, size_t len, gp_jval_t *out);
 
 #endif

@@ -42,8 +42,7 @@ static int is_digit(char c) {
 
 /* Reads -?(0|[1-9][0-9]*) from s[*i..len) into a magnitude check that keeps
  * int64 range; advances *i past the digits. */
-static int read_int(const char *s, size_t len, size_t *i, int64_t *out,
-                    const char **why) {
+static int read_int(const char *s, size_t len, size_t *i, int64_t *out, const char **why) {
         size_t p = *i;
         int neg = 0;
         if (p < len && s[p] == '-') {
@@ -144,8 +143,7 @@ static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
 }
 
 static unsigned days_in_month(unsigned y, unsigned m) {
-        static const unsigned char dim[12] = {31, 28, 31, 30, 31, 30,
-                                              31, 31, 30, 31, 30, 31};
+        static const unsigned char dim[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
         if (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))
                 return 29;
         return dim[m - 1];
@@ -176,8 +174,8 @@ static int parse_rfc3339(const char *s, size_t len, int64_t *out_ms, const char 
                 return fail(why, "RFC 3339 date is not YYYY-MM-DD");
         if (s[10] != 'T' && s[10] != 't' && s[10] != ' ')
                 return fail(why, "RFC 3339 date and time not separated by 'T'");
-        if (digits(s, 11, 2, &h) || s[13] != ':' || digits(s, 14, 2, &mi) ||
-            s[16] != ':' || digits(s, 17, 2, &sec))
+        if (digits(s, 11, 2, &h) || s[13] != ':' || digits(s, 14, 2, &mi) || s[16] != ':' ||
+            digits(s, 17, 2, &sec))
                 return fail(why, "RFC 3339 time is not HH:MM:SS");
         if (mo < 1 || mo > 12)
                 return fail(why, "month out of range");

@@ -59,8 +59,8 @@ gp_cm_t *gp_cm_parse(const char *buf, size_t len, gp_err_t *err) {
                 return NULL;
         }
         if (end) {
-                while (end < buf + len && (*end == ' ' || *end == '\n' || *end == '\r' ||
-                                          *end == '\t'))
+                while (end < buf + len &&
+                       (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
                         end++;
                 if (end < buf + len) {
                         gp_err_set(err, GP_ERR_INVALID, "trailing data at byte %zu",

@@ -155,8 +155,8 @@ int gp_http_do(CURL *h, const gp_k8s_conf_t *tls, const gp_http_req_t *req,
         SET(CURLOPT_FOLLOWLOCATION, 0L);
         SET(CURLOPT_USERAGENT, USER_AGENT);
         SET(CURLOPT_HTTPHEADER, hdrs);
-        SET(CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms > 0 ? req->connect_timeout_ms
-                                                                   : 10000L);
+        SET(CURLOPT_CONNECTTIMEOUT_MS,
+            req->connect_timeout_ms > 0 ? req->connect_timeout_ms : 10000L);
         SET(CURLOPT_TIMEOUT_MS, req->timeout_ms > 0 ? req->timeout_ms : 30000L);
         SET(CURLOPT_TCP_KEEPALIVE, 1L);
         SET(CURLOPT_TCP_KEEPIDLE, 30L);

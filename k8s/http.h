@@ -16,13 +16,13 @@
 #define GP_HTTP_MAX_BODY (1024 * 1024)
 
 typedef struct gp_http_req {
-        const char *method;       /* "GET", "PATCH", "POST" */
+        const char *method; /* "GET", "PATCH", "POST" */
         const char *url;
         const char *token;        /* bearer token, or NULL */
         const char *content_type; /* of body, when there is one */
         const char *body;         /* NUL-terminated, or NULL */
         long connect_timeout_ms;
-        long timeout_ms;          /* the whole exchange */
+        long timeout_ms; /* the whole exchange */
         /* A streamed response: each piece of a 2xx body goes to sink
          * (non-zero from it ends the transfer) instead of being kept. */
         int (*sink)(void *opaque, const char *p, size_t n);

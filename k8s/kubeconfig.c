@@ -526,7 +526,8 @@ gp_k8s_conf_t *gp_k8s_incluster_load(const char *host, const char *port, const c
                             "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: not set "
                             "(not in a pod? give control.k8s.kubeconfig)");
         size_t pl = strlen(port);
-        long pn = pl && pl <= 5 && strspn(port, "0123456789") == pl ? strtol(port, NULL, 10) : 0;
+        long pn =
+                pl && pl <= 5 && strspn(port, "0123456789") == pl ? strtol(port, NULL, 10) : 0;
         if (pn < 1 || pn > 65535)
                 return fail(err, "KUBERNETES_SERVICE_PORT: \"%.20s\" is not a port", port);
         for (const char *p = host; *p; p++)
@@ -563,7 +564,8 @@ gp_k8s_conf_t *gp_k8s_incluster_load(const char *host, const char *port, const c
         snprintf(path, sizeof(path), "%s/namespace", sa_dir);
         char *ns = gp_file_read(path, 4096, &len, NULL);
         if (ns) {
-                while (len && (ns[len - 1] == '\n' || ns[len - 1] == '\r' || ns[len - 1] == ' '))
+                while (len &&
+                       (ns[len - 1] == '\n' || ns[len - 1] == '\r' || ns[len - 1] == ' '))
                         ns[--len] = '\0';
                 if (len)
                         c->ns = ns;

@@ -27,9 +27,9 @@
 #define GP_K8S_MAX_KUBECONFIG (1024 * 1024)
 
 typedef struct gp_k8s_conf {
-        char *server;     /* "https://host:port", without a trailing '/' */
-        char *ns;         /* the context's namespace, or the pod's; NULL: none */
-        char *ca_data;    /* PEM bytes of the cluster CA (certificate-authority-data) */
+        char *server;  /* "https://host:port", without a trailing '/' */
+        char *ns;      /* the context's namespace, or the pod's; NULL: none */
+        char *ca_data; /* PEM bytes of the cluster CA (certificate-authority-data) */
         size_t ca_len;
         char *ca_file;    /* or a PEM file; neither: the system's CAs */
         char *token;      /* a bearer token as written in the kubeconfig */
@@ -37,7 +37,7 @@ typedef struct gp_k8s_conf {
         char *cert_data;  /* client certificate, PEM bytes or file */
         size_t cert_len;
         char *cert_file;
-        char *key_data;   /* its private key, PEM bytes or file */
+        char *key_data; /* its private key, PEM bytes or file */
         size_t key_len;
         char *key_file;
         char source[320]; /* for messages: "kubeconfig PATH (context C)",

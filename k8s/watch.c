@@ -12,8 +12,8 @@
 #include "k8s/wire.h"
 #include "os/clock.h"
 
-#define BACKOFF_MIN_MS 250
-#define BACKOFF_MAX_MS 30000
+#define BACKOFF_MIN_MS  250
+#define BACKOFF_MAX_MS  30000
 #define WATCH_TIMEOUT_S 240 /* plus up to 60 s of jitter */
 
 enum { S_NONE = 0, S_DOC, S_GONE };
@@ -23,7 +23,7 @@ struct gp_k8s_watch {
         char ns[64], name[256];
         pthread_t thr;
         bool started;
-        uint32_t rnd; /* the thread's jitter */
+        uint32_t rnd;                 /* the thread's jitter */
         char start_rv[GP_K8S_RV_MAX]; /* watch from here first, without a GET */
 
         pthread_mutex_t lock; /* guards everything below */
@@ -31,12 +31,12 @@ struct gp_k8s_watch {
         bool stop;
         bool first_done;
         int state;
-        char *json;               /* S_DOC: the object */
-        char rv[GP_K8S_RV_MAX];   /* of json, or of the deletion */
+        char *json;             /* S_DOC: the object */
+        char rv[GP_K8S_RV_MAX]; /* of json, or of the deletion */
         uint64_t gen;
-        char gone[700];           /* S_GONE: why */
-        gp_err_t error;           /* the last failure, code GP_OK after a success */
-        bool error_get;           /* it was a GET's (a good GET clears it) */
+        char gone[700]; /* S_GONE: why */
+        gp_err_t error; /* the last failure, code GP_OK after a success */
+        bool error_get; /* it was a GET's (a good GET clears it) */
         gp_k8s_watch_stats_t stats;
 };
 

@@ -30,11 +30,11 @@
 typedef struct gp_k8s_watch gp_k8s_watch_t;
 
 typedef struct gp_k8s_watch_stats {
-        uint64_t gets;       /* GETs (the first, and each re-list) */
-        uint64_t watches;    /* WATCH requests */
-        uint64_t events;     /* events read */
-        uint64_t relists;    /* after 410 Gone */
-        uint64_t failures;   /* failed GETs or watches (each followed by a backoff) */
+        uint64_t gets;     /* GETs (the first, and each re-list) */
+        uint64_t watches;  /* WATCH requests */
+        uint64_t events;   /* events read */
+        uint64_t relists;  /* after 410 Gone */
+        uint64_t failures; /* failed GETs or watches (each followed by a backoff) */
 } gp_k8s_watch_stats_t;
 
 /* Starts the thread (k must outlive the watch). NULL on no memory. */

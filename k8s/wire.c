@@ -34,7 +34,9 @@ static void printable(const char *s, size_t n, char *out, size_t outlen) {
         size_t o = 0;
         for (size_t i = 0; i < n && o + 1 < outlen; i++) {
                 unsigned char c = (unsigned char)s[i];
-                out[o++] = c >= 0x20 && c < 0x7f ? (char)c : c == '\n' || c == '\t' ? ' ' : '?';
+                out[o++] = c >= 0x20 && c < 0x7f    ? (char)c
+                           : c == '\n' || c == '\t' ? ' '
+                                                    : '?';
         }
         if (outlen)
                 out[o] = '\0';
@@ -105,7 +107,8 @@ gp_errcode_t gp_k8s_event_parse(const char *line, size_t len, gp_k8s_event_t *ev
                 goto out;
         }
         md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-        rv = cJSON_IsObject(md) ? cJSON_GetObjectItemCaseSensitive(md, "resourceVersion") : NULL;
+        rv = cJSON_IsObject(md) ? cJSON_GetObjectItemCaseSensitive(md, "resourceVersion")
+                                : NULL;
         if (!cJSON_IsString(rv) || !rv->valuestring[0] ||
             strlen(rv->valuestring) >= sizeof(ev->rv)) {
                 rc = seterr(err, "watch event %s: no valid metadata.resourceVersion",
@@ -127,25 +130,44 @@ out:
 
 const char *gp_k8s_http_reason(long status) {
         switch (status) {
-        case 200: return "OK";
-        case 201: return "Created";
-        case 400: return "Bad Request";
-        case 401: return "Unauthorized";
-        case 403: return "Forbidden";
-        case 404: return "Not Found";
-        case 405: return "Method Not Allowed";
-        case 406: return "Not Acceptable";
-        case 409: return "Conflict";
-        case 410: return "Gone";
-        case 413: return "Request Entity Too Large";
-        case 415: return "Unsupported Media Type";
-        case 422: return "Unprocessable Entity";
-        case 429: return "Too Many Requests";
-        case 500: return "Internal Server Error";
-        case 502: return "Bad Gateway";
-        case 503: return "Service Unavailable";
-        case 504: return "Gateway Timeout";
-        default: return "";
+        case 200:
+                return "OK";
+        case 201:
+                return "Created";
+        case 400:
+                return "Bad Request";
+        case 401:
+                return "Unauthorized";
+        case 403:
+                return "Forbidden";
+        case 404:
+                return "Not Found";
+        case 405:
+                return "Method Not Allowed";
+        case 406:
+                return "Not Acceptable";
+        case 409:
+                return "Conflict";
+        case 410:
+                return "Gone";
+        case 413:
+                return "Request Entity Too Large";
+        case 415:
+                return "Unsupported Media Type";
+        case 422:
+                return "Unprocessable Entity";
+        case 429:
+                return "Too Many Requests";
+        case 500:
+                return "Internal Server Error";
+        case 502:
+                return "Bad Gateway";
+        case 503:
+                return "Service Unavailable";
+        case 504:
+                return "Gateway Timeout";
+        default:
+                return "";
         }
 }
 
@@ -165,8 +187,8 @@ void gp_k8s_status_message(long status, const char *body, size_t len, char *out,
                         m[strlen(m) - 1] = '\0';
         }
         cJSON_Delete(doc);
-        snprintf(out, outlen, "%ld%s%s%s%s", status, *reason ? " " : "", reason, *m ? ": " : "",
-                 m);
+        snprintf(out, outlen, "%ld%s%s%s%s", status, *reason ? " " : "", reason,
+                 *m ? ": " : "", m);
 }
 
 char *gp_k8s_merge_patch(const char *rv, const gp_kv_t *kv, size_t n) {

@@ -13,7 +13,7 @@
 
 /* A watch event line is the object plus a small envelope. */
 #define GP_K8S_MAX_EVENT (1024 * 1024 + 4096)
-#define GP_K8S_RV_MAX 64
+#define GP_K8S_RV_MAX    64
 
 typedef enum {
         GP_K8S_EV_ADDED = 0,

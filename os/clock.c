@@ -18,8 +18,11 @@ int64_t gp_mono_ms(void) {
 void gp_sleep_ms(int64_t ms) {
         if (ms <= 0)
                 return;
-        struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL); /* a signal ends it early: the caller's stop flag is then read sooner */
+        struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
+                              .tv_nsec = (long)(ms % 1000) * 1000000L};
+        nanosleep(
+                &ts,
+                NULL); /* a signal ends it early: the caller's stop flag is then read sooner */
 }
 
 int gp_cond_init_mono(pthread_cond_t *c) {

@@ -26,10 +26,10 @@
 #ifdef GP_TEST_HOOKS
 void gp_fault_point(const char *name);
 bool gp_fault_fails(const char *name);
-#define GP_FAULT(name) gp_fault_point(name)
+#define GP_FAULT(name)       gp_fault_point(name)
 #define GP_FAULT_FAILS(name) gp_fault_fails(name)
 #else
-#define GP_FAULT(name) ((void)0)
+#define GP_FAULT(name)       ((void)0)
 #define GP_FAULT_FAILS(name) false
 #endif
 

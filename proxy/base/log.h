@@ -30,10 +30,10 @@ void gp_log_write(gp_log_level_t lvl, const char *fmt, ...)
 void gp_log_write_at(gp_log_level_t lvl, const char *topic, int partition, const char *fmt,
                      ...) __attribute__((format(printf, 4, 5)));
 
-#define gp_log(lvl, ...)                                                               \
-        do {                                                                           \
-                if ((lvl) <= gp_log_level)                                             \
-                        gp_log_write((lvl), __VA_ARGS__);                              \
+#define gp_log(lvl, ...)                                                                      \
+        do {                                                                                  \
+                if ((lvl) <= gp_log_level)                                                    \
+                        gp_log_write((lvl), __VA_ARGS__);                                     \
         } while (0)
 #define gp_log_at(lvl, topic, partition, ...)                                                 \
         do {                                                                                  \
@@ -41,9 +41,8 @@ void gp_log_write_at(gp_log_level_t lvl, const char *topic, int partition, const
                         gp_log_write_at((lvl), (topic), (partition), __VA_ARGS__);            \
         } while (0)
 #define gp_error(...) gp_log(GP_LOG_ERROR, __VA_ARGS__)
-#define gp_warn(...) gp_log(GP_LOG_WARN, __VA_ARGS__)
-#define gp_info(...) gp_log(GP_LOG_INFO, __VA_ARGS__)
+#define gp_warn(...)  gp_log(GP_LOG_WARN, __VA_ARGS__)
+#define gp_info(...)  gp_log(GP_LOG_INFO, __VA_ARGS__)
 #define gp_debug(...) gp_log(GP_LOG_DEBUG, __VA_ARGS__)
-
 
 #endif

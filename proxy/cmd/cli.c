@@ -77,20 +77,20 @@ static const char *usage_run =
         "too few partitions; 5 the committed checkpoint cannot be read.\n";
 
 /* Where the map is: the end of every operator command's help. */
-#define USAGE_WHERE_READ                                                               \
-        "\n"                                                                           \
-        "Where the map is (one of):\n"                                                 \
-        "  --control FILE     a local JSON file (the proxy's control.file)\n"          \
-        "  --k8s NAME         the ConfigMap NAME through the Kubernetes API (the\n"    \
-        "                     proxy's control.k8s.configmap)\n"                        \
-        "  --namespace NS     its namespace (default: in a pod its own, with a\n"      \
-        "                     kubeconfig its context's, else default)\n"              \
-        "  --kubeconfig PATH  how to reach the API server (default: in a pod its\n"    \
+#define USAGE_WHERE_READ                                                                      \
+        "\n"                                                                                  \
+        "Where the map is (one of):\n"                                                        \
+        "  --control FILE     a local JSON file (the proxy's control.file)\n"                 \
+        "  --k8s NAME         the ConfigMap NAME through the Kubernetes API (the\n"           \
+        "                     proxy's control.k8s.configmap)\n"                               \
+        "  --namespace NS     its namespace (default: in a pod its own, with a\n"             \
+        "                     kubeconfig its context's, else default)\n"                      \
+        "  --kubeconfig PATH  how to reach the API server (default: in a pod its\n"           \
         "                     service account, else $KUBECONFIG, else ~/.kube/config)\n"
-#define USAGE_WHERE                                                                    \
-        USAGE_WHERE_READ                                                               \
-        "With --k8s a change is written only if the map is still the one read\n"      \
-        "(resourceVersion); if it moved meanwhile (409 Conflict), it is read and\n"   \
+#define USAGE_WHERE                                                                           \
+        USAGE_WHERE_READ                                                                      \
+        "With --k8s a change is written only if the map is still the one read\n"              \
+        "(resourceVersion); if it moved meanwhile (409 Conflict), it is read and\n"           \
         "checked again, up to 5 times.\n"
 
 static const char *usage_init =
@@ -193,11 +193,15 @@ static int parse_num(const char *cmd, const char *opt, const char *s, int64_t mi
         int rc = gp_parse_i64(s, strlen(s), out, NULL);
         if (rc || *out < min) {
                 if (rc == GP_PARSE_RANGE)
-                        fprintf(stderr, "gate-proxy %s: %s: '%s' is too large (at most "
-                                "%lld)\n", cmd, opt, s, (long long)INT64_MAX);
+                        fprintf(stderr,
+                                "gate-proxy %s: %s: '%s' is too large (at most "
+                                "%lld)\n",
+                                cmd, opt, s, (long long)INT64_MAX);
                 else
-                        fprintf(stderr, "gate-proxy %s: %s: '%s' is not a whole number >= "
-                                "%lld\n", cmd, opt, s, (long long)min);
+                        fprintf(stderr,
+                                "gate-proxy %s: %s: '%s' is not a whole number >= "
+                                "%lld\n",
+                                cmd, opt, s, (long long)min);
                 return -1;
         }
         return 0;
@@ -319,16 +323,36 @@ fail:
 
 /* ---- the operator commands' options ------------------------------------ */
 
-enum { O_CONTROL = 1, O_TO, O_DELAY, O_AT, O_ALIGN, O_WAIT, O_TIMEOUT, O_FORCE, O_JSON,
-       O_ACTIVE, O_NAME, O_K8S, O_NAMESPACE, O_KUBECONFIG };
+enum {
+        O_CONTROL = 1,
+        O_TO,
+        O_DELAY,
+        O_AT,
+        O_ALIGN,
+        O_WAIT,
+        O_TIMEOUT,
+        O_FORCE,
+        O_JSON,
+        O_ACTIVE,
+        O_NAME,
+        O_K8S,
+        O_NAMESPACE,
+        O_KUBECONFIG
+};
 
 static const struct option opts[] = {
-        {"control", required_argument, 0, O_CONTROL}, {"to", required_argument, 0, O_TO},
-        {"delay-ms", required_argument, 0, O_DELAY},   {"at", required_argument, 0, O_AT},
-        {"align-ms", required_argument, 0, O_ALIGN},   {"wait", no_argument, 0, O_WAIT},
-        {"timeout", required_argument, 0, O_TIMEOUT},  {"force", no_argument, 0, O_FORCE},
-        {"json", no_argument, 0, O_JSON},              {"active", required_argument, 0, O_ACTIVE},
-        {"name", required_argument, 0, O_NAME},        {"k8s", required_argument, 0, O_K8S},
+        {"control", required_argument, 0, O_CONTROL},
+        {"to", required_argument, 0, O_TO},
+        {"delay-ms", required_argument, 0, O_DELAY},
+        {"at", required_argument, 0, O_AT},
+        {"align-ms", required_argument, 0, O_ALIGN},
+        {"wait", no_argument, 0, O_WAIT},
+        {"timeout", required_argument, 0, O_TIMEOUT},
+        {"force", no_argument, 0, O_FORCE},
+        {"json", no_argument, 0, O_JSON},
+        {"active", required_argument, 0, O_ACTIVE},
+        {"name", required_argument, 0, O_NAME},
+        {"k8s", required_argument, 0, O_K8S},
         {"namespace", required_argument, 0, O_NAMESPACE},
         {"kubeconfig", required_argument, 0, O_KUBECONFIG},
         {0, 0, 0, 0},
@@ -350,10 +374,18 @@ static int cmd_operator(const char *cmd, const char *usage, int argc, char **arg
         opterr = 0;
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
                 switch (c) {
-                case O_CONTROL: control = optarg; break;
-                case O_K8S: k8s = optarg; break;
-                case O_NAMESPACE: ns = optarg; break;
-                case O_KUBECONFIG: kubeconfig = optarg; break;
+                case O_CONTROL:
+                        control = optarg;
+                        break;
+                case O_K8S:
+                        k8s = optarg;
+                        break;
+                case O_NAMESPACE:
+                        ns = optarg;
+                        break;
+                case O_KUBECONFIG:
+                        kubeconfig = optarg;
+                        break;
                 case O_TO:
                         if (parse_colour(cmd, optarg, &co.to))
                                 return GP_EXIT_USAGE;
@@ -370,13 +402,17 @@ static int cmd_operator(const char *cmd, const char *usage, int argc, char **arg
                 case O_AT: {
                         const char *why = NULL;
                         if (gp_time_parse(optarg, strlen(optarg), GP_UNIT_MS, &co.at, &why)) {
-                                fprintf(stderr, "gate-proxy %s: --at: '%s': %s (epoch ms or "
-                                        "RFC 3339)\n", cmd, optarg, why);
+                                fprintf(stderr,
+                                        "gate-proxy %s: --at: '%s': %s (epoch ms or "
+                                        "RFC 3339)\n",
+                                        cmd, optarg, why);
                                 return GP_EXIT_USAGE;
                         }
                         if (co.at < 0) {
-                                fprintf(stderr, "gate-proxy %s: --at: '%s' is before 1970; "
-                                        "event times are epoch milliseconds\n", cmd, optarg);
+                                fprintf(stderr,
+                                        "gate-proxy %s: --at: '%s' is before 1970; "
+                                        "event times are epoch milliseconds\n",
+                                        cmd, optarg);
                                 return GP_EXIT_USAGE;
                         }
                         break;
@@ -390,10 +426,17 @@ static int cmd_operator(const char *cmd, const char *usage, int argc, char **arg
                                 return GP_EXIT_USAGE;
                         has_timeout = 1;
                         break;
-                case O_WAIT: wait = 1; break;
-                case O_FORCE: force = 1; break;
-                case O_JSON: json = 1; break;
-                case O_NAME: break;
+                case O_WAIT:
+                        wait = 1;
+                        break;
+                case O_FORCE:
+                        force = 1;
+                        break;
+                case O_JSON:
+                        json = 1;
+                        break;
+                case O_NAME:
+                        break;
                 default: {
                         char msg[200];
                         snprintf(msg, sizeof(msg), "unknown or incomplete option '%s'",
@@ -474,8 +517,10 @@ int gp_cli_main(int argc, char **argv) {
                 return gp_handover_main(argc - 1, argv + 1);
         const struct {
                 const char *name, *usage;
-        } ops[] = {{"init", usage_init},     {"cutover", usage_cutover},
-                   {"finish", usage_finish}, {"abort", usage_abort},
+        } ops[] = {{"init", usage_init},
+                   {"cutover", usage_cutover},
+                   {"finish", usage_finish},
+                   {"abort", usage_abort},
                    {"status", usage_status}};
         for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
                 if (!strcmp(cmd, ops[i].name))

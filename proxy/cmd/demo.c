@@ -58,7 +58,8 @@ static void event(int64_t base, int64_t i, char *buf, size_t len, unsigned *seed
         if (i % 1009 == 1008)
                 snprintf(buf, len, "{\"id\":%" PRId64 ",\"ts\":\"soon\"}", i);
         else
-                snprintf(buf, len, "{\"id\":%" PRId64 ",\"ts\":%" PRId64 ",\"v\":\"x\"}", i, ts);
+                snprintf(buf, len, "{\"id\":%" PRId64 ",\"ts\":%" PRId64 ",\"v\":\"x\"}", i,
+                         ts);
 }
 
 static void *producer(void *arg) {
@@ -126,7 +127,8 @@ static int read_back(const char *bootstrap, const char *topic, int parts,
         rd_kafka_poll_set_consumer(rk);
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(parts);
         for (int i = 0; i < parts; i++)
-                rd_kafka_topic_partition_list_add(l, topic, i)->offset = RD_KAFKA_OFFSET_BEGINNING;
+                rd_kafka_topic_partition_list_add(l, topic, i)->offset =
+                        RD_KAFKA_OFFSET_BEGINNING;
         rd_kafka_assign(rk, l);
         int eof = 0, idle = 0;
         while (eof < parts && idle < 50) {
@@ -149,10 +151,10 @@ static int read_back(const char *bootstrap, const char *topic, int parts,
 }
 
 typedef struct tally {
-        uint8_t *seen;  /* per event id: how many times it arrived */
+        uint8_t *seen; /* per event id: how many times it arrived */
         int64_t n;
         int64_t count;
-        int64_t late;   /* green records with ts < T */
+        int64_t late; /* green records with ts < T */
         int64_t cutoff;
         gp_jpath_t id, ts;
         int check_late;
@@ -187,8 +189,9 @@ static const char *clock_of(int64_t ts, char *buf, size_t len) {
 
 static void progress(const gp_stats_t *s, int64_t produced, const char *note, int tty) {
         char w[40], t[40];
-        fprintf(stderr, "%sproduced=%" PRId64 " routed=%" PRIu64 " blue=%" PRIu64
-                " green=%" PRIu64 " dlq=%" PRIu64 " watermark=%s T=%s phase=%s %s%s",
+        fprintf(stderr,
+                "%sproduced=%" PRId64 " routed=%" PRIu64 " blue=%" PRIu64 " green=%" PRIu64
+                " dlq=%" PRIu64 " watermark=%s T=%s phase=%s %s%s",
                 tty ? "\r\033[K" : "", produced, s->in, s->n[0], s->n[1], s->n[2],
                 clock_of(s->wm, w, sizeof(w)), clock_of(s->cutoff, t, sizeof(t)),
                 gp_phase_name(s->phase), note, tty ? "" : "\n");
@@ -209,20 +212,28 @@ int gp_demo_main(int argc, char **argv) {
                 case 'n':
                         if (gp_parse_i64(optarg, strlen(optarg), &d.records, &why) ||
                             d.records < 1000 || d.records > 100000000) {
-                                fprintf(stderr, "gate-proxy demo: --records: 1000 to 100000000\n");
+                                fprintf(stderr,
+                                        "gate-proxy demo: --records: 1000 to 100000000\n");
                                 return 2;
                         }
                         break;
                 case 'r':
-                        if (gp_parse_i64(optarg, strlen(optarg), &d.rate, &why) || d.rate < 0) {
+                        if (gp_parse_i64(optarg, strlen(optarg), &d.rate, &why) ||
+                            d.rate < 0) {
                                 fprintf(stderr, "gate-proxy demo: --rate: a whole number, 0 "
-                                        "for as fast as possible\n");
+                                                "for as fast as possible\n");
                                 return 2;
                         }
                         break;
-                case 'k': keep = 1; break;
-                case 'h': fputs(usage, stdout); return 0;
-                default: fputs(usage, stderr); return 2;
+                case 'k':
+                        keep = 1;
+                        break;
+                case 'h':
+                        fputs(usage, stdout);
+                        return 0;
+                default:
+                        fputs(usage, stderr);
+                        return 2;
                 }
         }
         int tty = isatty(2);
@@ -287,8 +298,10 @@ int gp_demo_main(int argc, char **argv) {
                 const char *note = "";
                 if (!started && (int64_t)s.in >= d.records / 2) {
                         /* quiet: the demo's reader is no job to drain */
-                        gp_cutover_opts_t co = {.to = GP_GREEN, .delay_ms = 1000,
-                                                .at = GP_TS_NONE, .quiet = 1};
+                        gp_cutover_opts_t co = {.to = GP_GREEN,
+                                                .delay_ms = 1000,
+                                                .at = GP_TS_NONE,
+                                                .quiet = 1};
                         if (tty)
                                 fputc('\n', stderr);
                         if (gp_ops_cutover(control, &co))
@@ -367,7 +380,8 @@ int gp_demo_main(int argc, char **argv) {
         }
         free(t.seen);
         printf("demo: in=%" PRId64 " blue=%" PRId64 " green=%" PRId64 " late=%" PRId64
-               " dlq=%" PRId64 " duplicates=%" PRId64 " missing=%" PRId64 " cutoff=%" PRId64 "\n",
+               " dlq=%" PRId64 " duplicates=%" PRId64 " missing=%" PRId64 " cutoff=%" PRId64
+               "\n",
                d.records, blue, green, t.late, dlq, dup, missing,
                s.cutoff == GP_TS_NONE ? -1 : s.cutoff);
 

@@ -21,7 +21,7 @@
 #include "gate/timeparse.h"
 #include "proxy/conf/internal.h"
 
-#define KAFKA_PREFIX "kafka."
+#define KAFKA_PREFIX     "kafka."
 #define KAFKA_PREFIX_LEN (sizeof(KAFKA_PREFIX) - 1)
 
 /* ------------------------------------------------------------------ */
@@ -63,8 +63,7 @@ static gp_errcode_t int_reason(const prop_t *p, gp_err_t *err) {
                                   "and %lld",
                                   (long long)p->min, (long long)p->max);
         return gp_err_set(err, GP_ERR_INVALID, "expected an integer between %lld and %lld%s",
-                          (long long)p->min, (long long)p->max,
-                          p->type == PT_MS ? " ms" : "");
+                          (long long)p->min, (long long)p->max, p->type == PT_MS ? " ms" : "");
 }
 
 static gp_errcode_t enum_reason(const prop_t *p, gp_err_t *err) {
@@ -193,8 +192,8 @@ static const char *suggest(const char *key) {
         return best;
 }
 
-static gp_errcode_t set_kafka(gp_conf_t *conf, const char *key, const char *value, const char *origin,
-                     gp_err_t *err) {
+static gp_errcode_t set_kafka(gp_conf_t *conf, const char *key, const char *value,
+                              const char *origin, gp_err_t *err) {
         const char *kname = key + KAFKA_PREFIX_LEN;
         const char *reason;
         char b[80];
@@ -274,8 +273,7 @@ gp_errcode_t gp_conf_set(gp_conf_t *conf, const char *key, const char *value,
                         return bad(err, "%s: %s: unknown key; did you mean %s?", origin, k,
                                    near);
                 if (strncmp(key, "gate.", 5) != 0 && strncmp(key, "control.", 8) != 0 &&
-                    strncmp(key, "log.", 4) != 0 &&
-                    strncmp(key, "schema.registry.", 16) != 0)
+                    strncmp(key, "log.", 4) != 0 && strncmp(key, "schema.registry.", 16) != 0)
                         return bad(err,
                                    "%s: %s: unknown key (librdkafka properties are "
                                    "written kafka.<property>)",
@@ -491,11 +489,10 @@ fail:
 }
 
 /* Replaces {pipeline} in *slot, and checks the result's length. */
-static gp_errcode_t expand_pipeline(gp_conf_t *conf, char **slot, const char *key,
-                                    size_t max, gp_err_t *err) {
+static gp_errcode_t expand_pipeline(gp_conf_t *conf, char **slot, const char *key, size_t max,
+                                    gp_err_t *err) {
         char buf[1024];
-        if (gp_conf_topic_name(conf, *slot, NULL, buf, sizeof buf) != 0 ||
-            strlen(buf) > max)
+        if (gp_conf_topic_name(conf, *slot, NULL, buf, sizeof buf) != 0 || strlen(buf) > max)
                 return bad(err,
                            "%s: longer than %zu characters once {pipeline} "
                            "is replaced",
@@ -650,7 +647,8 @@ gp_errcode_t gp_conf_finalize(gp_conf_t *conf, gp_err_t *err) {
                            "only one of them",
                            where(conf, "control.k8s.configmap", at, sizeof at),
                            conf->prop_origin
-                                   ? conf->prop_origin[gp_conf_find_prop("control.file") - gp_conf_props]
+                                   ? conf->prop_origin[gp_conf_find_prop("control.file") -
+                                                       gp_conf_props]
                                    : "");
         if (!conf->k8s_configmap && (conf->k8s_namespace || conf->k8s_kubeconfig)) {
                 const char *k = conf->k8s_namespace ? "control.k8s.namespace"
@@ -676,9 +674,8 @@ gp_errcode_t gp_conf_finalize(gp_conf_t *conf, gp_err_t *err) {
         if (!avro && (conf->avro_schema || conf->registry_url))
                 return bad(err, "%s: needs gate.event-time=avro:PATH",
                            conf->avro_schema ? "gate.avro.schema" : "schema.registry.url");
-        if (!conf->registry_url &&
-            (conf->registry_userinfo || conf->registry_ca || conf->registry_cert ||
-             conf->registry_key))
+        if (!conf->registry_url && (conf->registry_userinfo || conf->registry_ca ||
+                                    conf->registry_cert || conf->registry_key))
                 return bad(err, "%s: needs schema.registry.url",
                            conf->registry_userinfo ? "schema.registry.basic.auth.user.info"
                            : conf->registry_ca     ? "schema.registry.ssl.ca.location"

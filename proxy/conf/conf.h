@@ -18,8 +18,8 @@
 #include "gate/timeparse.h"
 
 #define GP_CONF_MAX_TOPICS 64
-#define GP_CONF_MAX_FILE (1024 * 1024) /* bytes; a larger file is refused */
-#define GP_CONF_MAX_LINE 4096          /* bytes per line, without the newline */
+#define GP_CONF_MAX_FILE   (1024 * 1024) /* bytes; a larger file is refused */
+#define GP_CONF_MAX_LINE   4096          /* bytes per line, without the newline */
 
 typedef enum { GP_DELIVERY_EOS = 0, GP_DELIVERY_ALO } gp_delivery_t;
 typedef enum { GP_BAD_DLQ = 0, GP_BAD_ROUTE_OLD } gp_bad_policy_t;
@@ -36,28 +36,28 @@ typedef struct gp_conf_kv {
 
 typedef struct gp_conf {
         /* identity */
-        char *pipeline;        /* gate.pipeline (required) */
-        char *transactional_id;/* gate.transactional.id, default gate-proxy-{pipeline} */
-        char *group_id;        /* gate.group.id, default gate-proxy-{pipeline} */
+        char *pipeline;         /* gate.pipeline (required) */
+        char *transactional_id; /* gate.transactional.id, default gate-proxy-{pipeline} */
+        char *group_id;         /* gate.group.id, default gate-proxy-{pipeline} */
 
         /* topics */
-        char *source_topics_raw;          /* gate.source.topics (required) */
+        char *source_topics_raw; /* gate.source.topics (required) */
         int n_topics;
         char *topics[GP_CONF_MAX_TOPICS]; /* split, trimmed, unique */
         char *topic_blue;                 /* template, default {topic}.blue */
         char *topic_green;                /* template, default {topic}.green */
         char *dlq_topic;                  /* gate.dlq.topic, default {pipeline}.dlq */
         bool topics_create;               /* gate.topics.create */
-        int topics_replication;           /* gate.topics.replication.factor, -1 = broker default */
-        gp_start_t source_start;          /* gate.source.start */
+        int topics_replication;  /* gate.topics.replication.factor, -1 = broker default */
+        gp_start_t source_start; /* gate.source.start */
 
         /* event time */
-        char *event_time;      /* gate.event-time: kafka-timestamp | json:PATH | header:NAME | avro:PATH */
-        gp_unit_t event_time_unit; /* gate.event-time.unit: ms | s | us */
-        gp_bad_policy_t bad_record;/* gate.bad-record: dlq | route-old */
-        gp_late_policy_t late;     /* gate.late: new | dlq */
-        char *avro_schema;         /* gate.avro.schema, NULL: registry framing */
-        int64_t record_max_bytes;  /* gate.record.max.bytes */
+        char *event_time; /* gate.event-time: kafka-timestamp | json:PATH | header:NAME | avro:PATH */
+        gp_unit_t event_time_unit;  /* gate.event-time.unit: ms | s | us */
+        gp_bad_policy_t bad_record; /* gate.bad-record: dlq | route-old */
+        gp_late_policy_t late;      /* gate.late: new | dlq */
+        char *avro_schema;          /* gate.avro.schema, NULL: registry framing */
+        int64_t record_max_bytes;   /* gate.record.max.bytes */
 
         /* schema registry (avro:PATH without gate.avro.schema) */
         char *registry_url;          /* schema.registry.url */
@@ -79,22 +79,22 @@ typedef struct gp_conf {
         char *drain_group_green;     /* gate.drain.group.green, NULL: no drain check */
 
         /* transactions */
-        gp_delivery_t delivery;      /* gate.delivery */
-        int64_t commit_interval_ms;  /* gate.commit.interval.ms */
-        int64_t commit_records;      /* gate.commit.records */
-        int64_t discovery_ms;        /* gate.discovery.interval.ms */
-        int64_t status_interval_ms;  /* gate.status.interval.ms */
+        gp_delivery_t delivery;     /* gate.delivery */
+        int64_t commit_interval_ms; /* gate.commit.interval.ms */
+        int64_t commit_records;     /* gate.commit.records */
+        int64_t discovery_ms;       /* gate.discovery.interval.ms */
+        int64_t status_interval_ms; /* gate.status.interval.ms */
 
         /* control: exactly one of control.file and control.k8s.configmap */
-        char *control_file;          /* control.file */
-        char *k8s_configmap;         /* control.k8s.configmap */
-        char *k8s_namespace;         /* control.k8s.namespace, NULL: the pod's */
-        char *k8s_kubeconfig;        /* control.k8s.kubeconfig, NULL: in-cluster or default */
+        char *control_file;   /* control.file */
+        char *k8s_configmap;  /* control.k8s.configmap */
+        char *k8s_namespace;  /* control.k8s.namespace, NULL: the pod's */
+        char *k8s_kubeconfig; /* control.k8s.kubeconfig, NULL: in-cluster or default */
 
         /* process */
-        char *http_listen;           /* http.listen: HOST:PORT, NULL: no HTTP server */
-        char *log_level;             /* log.level: error|warn|info|debug */
-        char *log_format;            /* log.format: text|json */
+        char *http_listen; /* http.listen: HOST:PORT, NULL: no HTTP server */
+        char *log_level;   /* log.level: error|warn|info|debug */
+        char *log_format;  /* log.format: text|json */
 
         /* kafka.* passthrough, in file order, later overrides earlier */
         int n_kafka;
@@ -176,7 +176,7 @@ typedef enum { GP_KAFKA_FORCED = 0, GP_KAFKA_BOUNDED } gp_kafka_kind_t;
 
 typedef struct gp_kafka_key {
         const char *role, *key;
-        const char *value;   /* NULL: from the configuration (from_conf) */
+        const char *value; /* NULL: from the configuration (from_conf) */
         gp_kafka_kind_t kind;
         const char *refused; /* FORCED: why kafka.KEY is refused; NULL: a
                               * kafka.KEY is taken and then overridden */

@@ -118,7 +118,8 @@ void gp_conf_write_markdown(FILE *out) {
                 if (k->refused)
                         fprintf(out, "| `kafka.%s` | %s |\n", k->key, k->refused);
         fputs("\ngate-proxy bounds librdkafka's queues so that its memory stays flat "
-              "(23 to 29 MB in make bench, from 1 to 48 partitions and 100-byte to 10 KB records); it sets these "
+              "(23 to 29 MB in make bench, from 1 to 48 partitions and 100-byte to 10 KB "
+              "records); it sets these "
               "unless the configuration does (`kafka.KEY` or `kafka.ROLE.KEY`):\n"
               "\n"
               "| Client | librdkafka property | gate-proxy's value |\n"
@@ -234,8 +235,8 @@ void gp_conf_write_example(FILE *out) {
         for (const gp_kafka_key_t *k = gp_kafka_keys; k->key && o < sizeof list; k++) {
                 if (!k->refused)
                         continue;
-                o += (size_t)snprintf(list + o, sizeof list - o, "%s kafka.%s", first ? "" : ",",
-                                      k->key);
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s kafka.%s",
+                                      first ? "" : ",", k->key);
                 first = false;
         }
         if (o < sizeof list - 1)

@@ -12,7 +12,7 @@
 #include "proxy/conf/conf.h"
 
 #define TOPIC_MAX 249 /* Kafka's limit on a topic name */
-#define ID_MAX 249    /* transactional.id / group.id after expansion */
+#define ID_MAX    249 /* transactional.id / group.id after expansion */
 
 /* A check of a string value: GP_OK, or err filled with the reason alone
  * (no origin, no key). */
@@ -30,15 +30,15 @@ typedef struct prop {
         const char *section; /* starts a section in the documents */
         const char *name;
         prop_type_t type;
-        const char *def;     /* as written in a file; NULL: required, unless optional */
-        const char *example; /* required and optional keys: value in the example file */
-        bool optional;       /* no default and not required (gp_conf_finalize may
+        const char *def;          /* as written in a file; NULL: required, unless optional */
+        const char *example;      /* required and optional keys: value in the example file */
+        bool optional;            /* no default and not required (gp_conf_finalize may
                               * still ask for one of several) */
-        const char *unset;   /* optional keys: what leaving it unset means */
-        bool example_set;    /* optional keys: set in the example file */
-        int64_t min, max;    /* PT_INT, PT_MS */
-        bool minus1;         /* PT_INT: -1 ("broker default") also allowed */
-        const char *const *words;          /* PT_ENUM, NULL-terminated */
+        const char *unset;        /* optional keys: what leaving it unset means */
+        bool example_set;         /* optional keys: set in the example file */
+        int64_t min, max;         /* PT_INT, PT_MS */
+        bool minus1;              /* PT_INT: -1 ("broker default") also allowed */
+        const char *const *words; /* PT_ENUM, NULL-terminated */
         void (*set_enum)(gp_conf_t *, int); /* PT_ENUM: index of the word */
         check_fn check;                     /* PT_STR */
         const char *allowed;                /* PT_STR: for the documents */

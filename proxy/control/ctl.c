@@ -13,8 +13,8 @@
 struct gp_ctl {
         const gp_ctl_ops_t *ops;
         void *be;
-        gp_cm_t *doc;       /* last good document */
-        gp_control_t cur;   /* parsed from doc */
+        gp_cm_t *doc;     /* last good document */
+        gp_control_t cur; /* parsed from doc */
         bool have;
         gp_err_t error; /* why the last read failed (code GP_OK: it did not) */
         /* The resourceVersion of the current document when it parses as a

@@ -55,8 +55,7 @@ static gp_errcode_t f_read(void *be, bool force, gp_cm_t **out, bool *changed, g
                 return gp_err_code(err);
         }
         if (!force && f->seen && st.st_ino == f->last.st_ino &&
-            st.st_size == f->last.st_size &&
-            st.st_mtim.tv_sec == f->last.st_mtim.tv_sec &&
+            st.st_size == f->last.st_size && st.st_mtim.tv_sec == f->last.st_mtim.tv_sec &&
             st.st_mtim.tv_nsec == f->last.st_mtim.tv_nsec)
                 return GP_OK;
         f->last = st;

@@ -30,8 +30,8 @@ typedef struct ctlk8s {
         char desc[400];
         uint64_t seen_gen;
         bool seen;
-        char seen_rv[64];   /* without a watch: the last version read */
-        char warned[800];   /* the watch failure last logged */
+        char seen_rv[64]; /* without a watch: the last version read */
+        char warned[800]; /* the watch failure last logged */
 } ctlk8s_t;
 
 /* Logs a change in the watch thread's health (not its first failure
@@ -43,7 +43,8 @@ static void watch_health(ctlk8s_t *b) {
                 return;
         if (now[0])
                 gp_warn("%s (retrying with backoff; the map is read again on each retry, "
-                        "the last one read stays in use)", now);
+                        "the last one read stays in use)",
+                        now);
         else
                 gp_info("%s: watching again", b->desc);
         snprintf(b->warned, sizeof(b->warned), "%s", now);
@@ -190,8 +191,7 @@ gp_ctl_t *gp_ctl_new_k8s(const char *name, const char *ns, const char *kubeconfi
                 gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
-        snprintf(b->ns, sizeof(b->ns), "%s",
-                 ns && *ns ? ns : conf->ns ? conf->ns : "default");
+        snprintf(b->ns, sizeof(b->ns), "%s", ns && *ns ? ns : conf->ns ? conf->ns : "default");
         snprintf(b->name, sizeof(b->name), "%s", name);
         if (!gp_k8s_namespace_ok(b->ns)) {
                 gp_err_set(err, GP_ERR_INVALID,

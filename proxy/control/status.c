@@ -19,7 +19,7 @@
 
 /* How often the thread looks at the map by itself: a map that moved (the
  * operator's TRANSITIONING) may call for a publication. */
-#define LOOK_MS 100
+#define LOOK_MS  100
 #define RETRY_MS 1000
 
 struct gp_status {
@@ -29,11 +29,11 @@ struct gp_status {
         pthread_mutex_t lock; /* guards what follows */
         pthread_cond_t cond;
         bool quit;
-        bool st_new;          /* st holds a status not yet written */
+        bool st_new; /* st holds a status not yet written */
         gp_status_kv_t st;
-        gp_gate_t gate;       /* the committed decisions */
+        gp_gate_t gate; /* the committed decisions */
         bool have_gate, gate_new;
-        uint64_t posted, done; /* posts made, and the last one written */
+        uint64_t posted, done;          /* posts made, and the last one written */
         uint64_t writes[GP_MAP_WRITES]; /* by outcome (gp_status_writes) */
         /* The thread's copy of st, written outside the lock; allocated
          * with the rest by gp_status_new, so the thread needs no memory of

@@ -32,14 +32,16 @@ void gp_client_set(rd_kafka_conf_t *kc, const char *k, const char *v, gp_err_t *
 long long gp_client_conf_ll(rd_kafka_conf_t *kc, const char *key) {
         char v[32];
         size_t n = sizeof v;
-        return rd_kafka_conf_get(kc, key, v, &n) == RD_KAFKA_CONF_OK ? strtoll(v, NULL, 10) : 0;
+        return rd_kafka_conf_get(kc, key, v, &n) == RD_KAFKA_CONF_OK ? strtoll(v, NULL, 10)
+                                                                     : 0;
 }
 
 static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
         (void)rk;
-        gp_log_level_t l = level <= 3 ? GP_LOG_ERROR : level <= 4 ? GP_LOG_WARN
-                                                     : level <= 6 ? GP_LOG_INFO
-                                                                  : GP_LOG_DEBUG;
+        gp_log_level_t l = level <= 3   ? GP_LOG_ERROR
+                           : level <= 4 ? GP_LOG_WARN
+                           : level <= 6 ? GP_LOG_INFO
+                                        : GP_LOG_DEBUG;
         gp_log(l, "librdkafka %s: %s", fac, buf);
 }
 

@@ -21,8 +21,8 @@ static gp_txres_t txn_error(const char *what, rd_kafka_error_t *e) {
         if (!e)
                 return GP_TX_OK;
         gp_txres_t r = rd_kafka_error_txn_requires_abort(e) ? GP_TX_ABORT
-                    : rd_kafka_error_is_retriable(e)     ? GP_TX_ABORT
-                                                         : GP_TX_FATAL;
+                       : rd_kafka_error_is_retriable(e)     ? GP_TX_ABORT
+                                                            : GP_TX_FATAL;
         if (rd_kafka_error_is_fatal(e))
                 r = GP_TX_FATAL;
         gp_log(r == GP_TX_FATAL ? GP_LOG_ERROR : GP_LOG_WARN, "%s: %s", what,
@@ -67,7 +67,8 @@ static gp_txres_t eos_begin(gp_proxy_t *p) {
 int gp_delivery_exit_code(gp_proxy_t *p) {
         char buf[512];
         rd_kafka_resp_err_t e = rd_kafka_fatal_error(p->prod, buf, sizeof(buf));
-        bool fenced = e == RD_KAFKA_RESP_ERR__FENCED || e == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+        bool fenced = e == RD_KAFKA_RESP_ERR__FENCED ||
+                      e == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
                       e == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
         int64_t open_ms = p->txn_begin < 0 ? -1 : gp_mono_ms() - p->txn_begin;
         if (fenced && open_ms >= p->txn_timeout_ms) {
@@ -176,10 +177,20 @@ const double gp_commit_le[GP_COMMIT_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0
                                                 0.5,   1,    2.5,   5,    10};
 const double gp_size_le[GP_SIZE_BUCKETS] = {1, 10, 100, 1000, 10000, 100000, 1000000};
 
-const char *const gp_dlq_reasons[GP_DLQ_REASONS] = {
-        "not-json",   "field-missing", "wrong-type",     "bad-time",   "header-missing",
-        "no-timestamp", "bad-frame",   "bad-avro",       "unknown-schema", "bad-schema",
-        "registry-unavailable", "too-large", "late",     "other"};
+const char *const gp_dlq_reasons[GP_DLQ_REASONS] = {"not-json",
+                                                    "field-missing",
+                                                    "wrong-type",
+                                                    "bad-time",
+                                                    "header-missing",
+                                                    "no-timestamp",
+                                                    "bad-frame",
+                                                    "bad-avro",
+                                                    "unknown-schema",
+                                                    "bad-schema",
+                                                    "registry-unavailable",
+                                                    "too-large",
+                                                    "late",
+                                                    "other"};
 
 const char *const gp_refusal_reasons[GP_REFUSALS] = {"invalid", "missing", "unreachable",
                                                      "denied",  "error",   "request"};

@@ -11,9 +11,9 @@
 #include "proxy/loop/drainer.h"
 #include "proxy/base/log.h"
 
-#define CHECK_EVERY_MS 1000
+#define CHECK_EVERY_MS  1000
 #define OFFSETS_WAIT_MS 5000
-#define READ_WAIT_MS 3000
+#define READ_WAIT_MS    3000
 
 typedef struct tlist {
         gp_colour_t old;
@@ -29,14 +29,14 @@ struct gp_drainer {
         pthread_mutex_t lock; /* guards what follows */
         pthread_cond_t cond;
         bool quit;
-        bool asked;      /* ask holds a check waiting or running (the thread reads it) */
+        bool asked; /* ask holds a check waiting or running (the thread reads it) */
         tlist_t ask;
-        bool have;       /* done holds the last finished check */
+        bool have; /* done holds the last finished check */
         tlist_t done;
         bool drained;
-        int64_t next;    /* mono ms: no check starts before */
-        char msg[512];   /* the progress last logged (the thread's) */
-        int64_t lag[2];  /* per colour: the last check's lag, -1: unknown */
+        int64_t next;   /* mono ms: no check starts before */
+        char msg[512];  /* the progress last logged (the thread's) */
+        int64_t lag[2]; /* per colour: the last check's lag, -1: unknown */
 };
 
 static bool same(const tlist_t *a, gp_colour_t old, const gp_drain_target_t *t, size_t n) {
@@ -108,8 +108,8 @@ static void read_after(rd_kafka_t *rk, const rd_kafka_topic_partition_list_t *l,
 /* One check of the targets in a; logs progress when it changes. */
 static bool check(gp_drainer_t *d, const tlist_t *a) {
         rd_kafka_t *rk = d->rk[a->old];
-        const char *group = a->old == GP_BLUE ? d->conf->drain_group_blue
-                                              : d->conf->drain_group_green;
+        const char *group =
+                a->old == GP_BLUE ? d->conf->drain_group_blue : d->conf->drain_group_green;
         size_t np = a->n ? a->n : 1;
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)np);
         gp_drain_part_t *p = calloc(np, sizeof(*p));
@@ -130,8 +130,10 @@ static bool check(gp_drainer_t *d, const tlist_t *a) {
         if (ok) {
                 rd_kafka_resp_err_t e = rd_kafka_committed(rk, l, OFFSETS_WAIT_MS);
                 if (e) {
-                        snprintf(msg, sizeof(msg), "drain check: committed offsets of group "
-                                 "%s: %s", group, rd_kafka_err2str(e));
+                        snprintf(msg, sizeof(msg),
+                                 "drain check: committed offsets of group "
+                                 "%s: %s",
+                                 group, rd_kafka_err2str(e));
                         ok = false;
                 }
         }
@@ -140,9 +142,10 @@ static bool check(gp_drainer_t *d, const tlist_t *a) {
         for (int i = 0; ok && i < l->cnt; i++) {
                 const rd_kafka_topic_partition_t *tp = &l->elems[i];
                 if (tp->err) {
-                        snprintf(msg, sizeof(msg), "drain check: committed offset of group "
-                                 "%s on %s/%d: %s", group, tp->topic, tp->partition,
-                                 rd_kafka_err2str(tp->err));
+                        snprintf(msg, sizeof(msg),
+                                 "drain check: committed offset of group "
+                                 "%s on %s/%d: %s",
+                                 group, tp->topic, tp->partition, rd_kafka_err2str(tp->err));
                         ok = false;
                         break;
                 }
@@ -165,10 +168,11 @@ static bool check(gp_drainer_t *d, const tlist_t *a) {
                 int64_t plag;
                 gp_drain_state_t s = gp_drain_state(&p[i], &plag);
                 if (s == GP_DRAIN_UNKNOWN) {
-                        snprintf(msg, sizeof(msg), "drain check: reading %s/%d from offset %"
-                                 PRId64 " gave no answer in %d s", l->elems[i].topic,
-                                 l->elems[i].partition, gp_drain_from(&p[i]),
-                                 READ_WAIT_MS / 1000);
+                        snprintf(msg, sizeof(msg),
+                                 "drain check: reading %s/%d from offset %" PRId64
+                                 " gave no answer in %d s",
+                                 l->elems[i].topic, l->elems[i].partition,
+                                 gp_drain_from(&p[i]), READ_WAIT_MS / 1000);
                         ok = false;
                 } else if (s == GP_DRAIN_DONE)
                         done++;
@@ -176,11 +180,15 @@ static bool check(gp_drainer_t *d, const tlist_t *a) {
                         lag += plag;
         }
         if (ok && done == l->cnt)
-                snprintf(msg, sizeof(msg), "group %s has consumed all the proxy wrote to %s "
-                         "(%d partitions): the old side may close", group, topics, l->cnt);
+                snprintf(msg, sizeof(msg),
+                         "group %s has consumed all the proxy wrote to %s "
+                         "(%d partitions): the old side may close",
+                         group, topics, l->cnt);
         else if (ok)
-                snprintf(msg, sizeof(msg), "waiting for group %s to consume %s: %d of %d "
-                         "partitions drained, lag %" PRId64, group, topics, done, l->cnt, lag);
+                snprintf(msg, sizeof(msg),
+                         "waiting for group %s to consume %s: %d of %d "
+                         "partitions drained, lag %" PRId64,
+                         group, topics, done, l->cnt, lag);
         else if (!p)
                 snprintf(msg, sizeof(msg), "drain check: out of memory");
         if (strcmp(msg, d->msg)) {
@@ -233,7 +241,8 @@ gp_drainer_t *gp_drainer_new(const gp_conf_t *conf, gp_err_t *err) {
         pthread_mutex_init(&d->lock, NULL);
         pthread_cond_init(&d->cond, NULL);
         for (int c = 0; c < 2; c++) {
-                const char *g = c == GP_BLUE ? conf->drain_group_blue : conf->drain_group_green;
+                const char *g =
+                        c == GP_BLUE ? conf->drain_group_blue : conf->drain_group_green;
                 rd_kafka_conf_t *kc;
                 int bad = 0;
                 if (!g)

@@ -114,7 +114,8 @@ void gp_fetchwake_after(gp_fetchwake_t *w, rd_kafka_message_t *const *msgs, ssiz
          * that was half the fetcher's thresholds or more (by count, or by
          * bytes estimated from the records read), the fetcher may have
          * stopped, and once the queue is below half it is woken. */
-        double n = (double)rd_kafka_queue_length(w->q), before = n + (double)(got > 0 ? got : 0);
+        double n = (double)rd_kafka_queue_length(w->q),
+               before = n + (double)(got > 0 ? got : 0);
         if (before >= w->min_records || before * w->record_bytes >= w->min_bytes)
                 w->armed = true;
         if (w->armed && n < w->min_records && n * w->record_bytes < w->min_bytes) {

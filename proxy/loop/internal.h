@@ -60,8 +60,8 @@ typedef struct gp_tslot {
         int n;                    /* partitions assigned */
         int out_n[2];             /* partitions of the colour topics */
         gp_pslot_t *parts;
-        char held[512];           /* why new partitions are held, "" if none */
-        int64_t held_logged;      /* mono ms of the last log of held */
+        char held[512];      /* why new partitions are held, "" if none */
+        int64_t held_logged; /* mono ms of the last log of held */
 } gp_tslot_t;
 
 /* The outcome of a transactional step. */
@@ -83,16 +83,16 @@ struct gp_proxy {
         const gp_conf_t *conf;
         gp_gate_conf_t gconf;
         gp_extract_t ex;
-        gp_avro_t avro_local;  /* gate.avro.schema compiled; n_nodes 0: none */
-        gp_registry_t *reg;    /* schema.registry.url; NULL: none */
-        int n_hold;            /* partitions held for a schema (gp_pslot_t.hold) */
+        gp_avro_t avro_local; /* gate.avro.schema compiled; n_nodes 0: none */
+        gp_registry_t *reg;   /* schema.registry.url; NULL: none */
+        int n_hold;           /* partitions held for a schema (gp_pslot_t.hold) */
         rd_kafka_t *prod, *cons;
         rd_kafka_queue_t *queue;
         gp_fetchwake_t *wake; /* NULL: librdkafka's own fetch pacing */
         rd_kafka_consumer_group_metadata_t *cgmd;
         rd_kafka_topic_t *dlq;
         int dlq_n;
-        gp_ctl_t *ctl;         /* the loop's: read between transactions, never written */
+        gp_ctl_t *ctl; /* the loop's: read between transactions, never written */
         const gp_deliver_ops_t *dv;
         bool eos;
 
@@ -109,17 +109,17 @@ struct gp_proxy {
         char ctl_error[512]; /* the control-map error last logged */
         gp_wm_view_t wv;     /* the watermark of the last boundary */
 
-        uint64_t dr_errors; /* at-least-once: failed deliveries since the last commit */
-        gp_drainer_t *drain;      /* the drain check; NULL: no drain group */
+        uint64_t dr_errors;  /* at-least-once: failed deliveries since the last commit */
+        gp_drainer_t *drain; /* the drain check; NULL: no drain group */
         gp_drain_target_t *drain_t; /* the old colour's targets, one per partition */
-        gp_status_t *status;    /* writes status and decisions to the map */
-        gp_wcount_t win;        /* the open window's counts */
+        gp_status_t *status;        /* writes status and decisions to the map */
+        gp_wcount_t win;            /* the open window's counts */
         uint64_t win_dlq[GP_DLQ_REASONS];
-        gp_lag_t *lags;         /* per partition, under lock; n_pptrs of them */
+        gp_lag_t *lags; /* per partition, under lock; n_pptrs of them */
         size_t n_lags;
         char drain_warning[400]; /* gate-proxy.warning: a colour without a drain check */
-        int64_t txn_begin;      /* gp_mono_ms() when the open window began, -1: none */
-        int64_t txn_timeout_ms; /* the producer's effective transaction.timeout.ms */
+        int64_t txn_begin;       /* gp_mono_ms() when the open window began, -1: none */
+        int64_t txn_timeout_ms;  /* the producer's effective transaction.timeout.ms */
 
         pthread_mutex_t lock; /* guards stats, kstats */
         /* The last librdkafka statistics (JSON) of the producer [0] and

@@ -77,7 +77,8 @@ static void update_lags(gp_proxy_t *p) {
                 for (int i = 0; i < p->topics[t].n && n < p->n_pptrs; i++) {
                         int64_t lo = -1, hi = -1, at = p->topics[t].parts[i].done.pos;
                         if (rd_kafka_get_watermark_offsets(p->cons, p->topics[t].name, i, &lo,
-                                                           &hi) || hi < 0)
+                                                           &hi) ||
+                            hi < 0)
                                 hi = at;
                         p->lags[n++] = (gp_lag_t){p->topics[t].name, i,
                                                   at >= 0 && hi > at ? hi - at : 0};
@@ -116,8 +117,9 @@ static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
         gp_stats_t s;
         update_lags(p);
         gp_proxy_stats(p, &s);
-        int64_t dl =
-                p->cgate.phase != GP_PHASE_SPLIT ? -1 : gp_drainer_lag(p->drain, p->cgate.old_c);
+        int64_t dl = p->cgate.phase != GP_PHASE_SPLIT
+                             ? -1
+                             : gp_drainer_lag(p->drain, p->cgate.old_c);
         gp_time_format(now, hb, sizeof(hb));
         gp_status_set(&st, GP_KEY_PHASE, "%s", gp_phase_name(p->cgate.phase));
         gp_status_set(&st, GP_KEY_TRANSITION, "%s->%s", gp_colour_upper(p->cgate.old_c),
@@ -145,9 +147,9 @@ static bool drained(gp_proxy_t *p) {
         size_t n = 0;
         for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n; i++)
-                        p->drain_t[n++] = (gp_drain_target_t){
-                                p->topics[t].out_name[old], i,
-                                p->topics[t].parts[i].done.wrote[old]};
+                        p->drain_t[n++] =
+                                (gp_drain_target_t){p->topics[t].out_name[old], i,
+                                                    p->topics[t].parts[i].done.wrote[old]};
         return gp_drainer_ask(p->drain, old, p->drain_t, n);
 }
 
@@ -196,12 +198,13 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
                 p->need_commit = true;
                 if (st.events & GP_EV_TRANSITION)
                         gp_info("transition %s -> %s requested: routing all to %s until the "
-                                "cutoff is chosen", gp_colour_name(p->gate.old_c),
-                                gp_colour_name(p->gate.new_c), gp_colour_name(p->gate.old_c));
+                                "cutoff is chosen",
+                                gp_colour_name(p->gate.old_c), gp_colour_name(p->gate.new_c),
+                                gp_colour_name(p->gate.old_c));
                 if (st.events & GP_EV_CUTOFF)
                         gp_info("cutoff chosen: T=%" PRId64 " (W=%" PRId64 ", highest routed "
-                                "%" PRId64 ", delay %" PRId64 " ms)", p->gate.cutoff,
-                                wv->wm == GP_TS_NONE ? -1 : wv->wm,
+                                "%" PRId64 ", delay %" PRId64 " ms)",
+                                p->gate.cutoff, wv->wm == GP_TS_NONE ? -1 : wv->wm,
                                 wv->hi_max == GP_TS_NONE ? -1 : wv->hi_max, ctl->delay_ms);
                 if (st.events & GP_EV_FORCED)
                         gp_warn("the map says %s before the proxy closed the old side: "
@@ -209,7 +212,8 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
                                 gp_stage_name(ctl->stage), gp_colour_name(p->gate.new_c));
                 else if (st.events & GP_EV_CLOSED)
                         gp_info("old side %s closed: W=%" PRId64 " >= T + lateness (or idle); "
-                                "all records now go to %s", gp_colour_name(p->gate.old_c),
+                                "all records now go to %s",
+                                gp_colour_name(p->gate.old_c),
                                 wv->wm == GP_TS_NONE ? -1 : wv->wm,
                                 gp_colour_name(p->gate.new_c));
                 if (st.events & GP_EV_ABORTED)
@@ -412,11 +416,13 @@ static bool reach_brokers(gp_proxy_t *p) {
                 if (!e) {
                         rd_kafka_metadata_destroy(md);
                         if (said[0])
-                                gp_info("Kafka brokers reachable again at %s", brokers(p->conf));
+                                gp_info("Kafka brokers reachable again at %s",
+                                        brokers(p->conf));
                         return true;
                 }
                 if (strcmp(said, rd_kafka_err2str(e))) {
-                        gp_error("cannot reach the Kafka brokers at %s (kafka.bootstrap.servers): "
+                        gp_error("cannot reach the Kafka brokers at %s "
+                                 "(kafka.bootstrap.servers): "
                                  "%s; retrying (SIGTERM stops)",
                                  brokers(p->conf), rd_kafka_err2str(e));
                         snprintf(said, sizeof(said), "%s", rd_kafka_err2str(e));
@@ -439,8 +445,9 @@ int gp_proxy_run(gp_proxy_t *p) {
         size_t n_tasks = sizeof(tasks) / sizeof(tasks[0]);
         p->wv = (gp_wm_view_t){.wm = GP_TS_NONE};
         gp_info("gate-proxy %s (librdkafka %s): pipeline %s, brokers %s, control %s, %s, "
-                "event time %s", GP_VERSION, rd_kafka_version_str(), p->conf->pipeline,
-                brokers(p->conf), gp_ctl_describe(p->ctl), p->dv->name, p->conf->event_time);
+                "event time %s",
+                GP_VERSION, rd_kafka_version_str(), p->conf->pipeline, brokers(p->conf),
+                gp_ctl_describe(p->ctl), p->dv->name, p->conf->event_time);
 
         /* 1. A valid control map first: consume nothing without one. */
         while (!p->stop && (gp_proxy_beat(p), gp_ctl_poll(p->ctl, true) < 0)) {
@@ -512,7 +519,8 @@ int gp_proxy_run(gp_proxy_t *p) {
                 status_task(p, gp_now_ms());
                 if (gp_status_flush(p->status, FLUSH_MS))
                         gp_warn("the last status and decisions were not written to %s "
-                                "within %d s", gp_ctl_describe(p->ctl), FLUSH_MS / 1000);
+                                "within %d s",
+                                gp_ctl_describe(p->ctl), FLUSH_MS / 1000);
                 gp_info("stopped after %" PRIu64 " transactions (%" PRIu64 " fetch wake-ups)",
                         p->stats.txns, gp_fetchwake_count(p->wake));
         }

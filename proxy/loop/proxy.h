@@ -15,13 +15,13 @@
 
 /* Exit codes of `gate-proxy run` (also documented in the README). */
 enum {
-        GP_EXIT_OK = 0,      /* stopped by SIGTERM/SIGINT after finishing the transaction */
-        GP_EXIT_FATAL = 1,   /* a fatal Kafka error, or the open transaction outlived
+        GP_EXIT_OK = 0,     /* stopped by SIGTERM/SIGINT after finishing the transaction */
+        GP_EXIT_FATAL = 1,  /* a fatal Kafka error, or the open transaction outlived
                                 transaction.timeout.ms; restart the process */
-        GP_EXIT_USAGE = 2,   /* bad command line or configuration */
-        GP_EXIT_FENCED = 3,  /* another instance with the same transactional.id took over */
-        GP_EXIT_TOPICS = 4,  /* a source, colour or dead-letter topic is missing or too small */
-        GP_EXIT_STATE = 5,   /* the committed checkpoint cannot be read */
+        GP_EXIT_USAGE = 2,  /* bad command line or configuration */
+        GP_EXIT_FENCED = 3, /* another instance with the same transactional.id took over */
+        GP_EXIT_TOPICS = 4, /* a source, colour or dead-letter topic is missing or too small */
+        GP_EXIT_STATE = 5,  /* the committed checkpoint cannot be read */
 };
 
 typedef struct gp_proxy gp_proxy_t;
@@ -31,7 +31,7 @@ typedef struct gp_proxy gp_proxy_t;
 
 /* Upper bounds of the histogram buckets (proxy/obs/endpoints.c gives them as le). */
 #define GP_COMMIT_BUCKETS 11 /* seconds: 0.005 .. 10 */
-#define GP_SIZE_BUCKETS 7    /* records per transaction: 1 .. 1e6 */
+#define GP_SIZE_BUCKETS   7  /* records per transaction: 1 .. 1e6 */
 extern const double gp_commit_le[GP_COMMIT_BUCKETS];
 extern const double gp_size_le[GP_SIZE_BUCKETS];
 /* Why records go to the dead-letter topic: the stable codes of the
@@ -54,8 +54,8 @@ enum {
 extern const char *const gp_refusal_reasons[GP_REFUSALS];
 
 typedef struct gp_stats {
-        uint64_t in;       /* records read and committed */
-        uint64_t n[3];     /* per destination: blue, green, dlq (committed) */
+        uint64_t in;   /* records read and committed */
+        uint64_t n[3]; /* per destination: blue, green, dlq (committed) */
         uint64_t late;
         /* n[] and late as the checkpoint had them at start: the pipeline's
          * totals go on from there (the map's gate-proxy.count.*), while
@@ -63,8 +63,8 @@ typedef struct gp_stats {
         uint64_t n_base[3], late_base;
         uint64_t aborted_routed; /* routed to the aborted colour since T */
         uint64_t txns, aborts;
-        int64_t wm;        /* watermark W, GP_TS_NONE if unknown */
-        int64_t cutoff;    /* T, GP_TS_NONE if unset */
+        int64_t wm;     /* watermark W, GP_TS_NONE if unknown */
+        int64_t cutoff; /* T, GP_TS_NONE if unset */
         gp_phase_t phase;
         gp_colour_t old_c, new_c;
         int running;       /* routing (the control map was valid) */
@@ -72,7 +72,7 @@ typedef struct gp_stats {
         int held;          /* partitions held: their colour partitions are missing */
         int partitions;    /* partitions assigned */
         int64_t beat_mono; /* gp_mono_ms() of the loop's last pass (also while starting) */
-        int64_t last_commit_ms; /* wall-clock ms of the last commit, 0: none yet */
+        int64_t last_commit_ms;       /* wall-clock ms of the last commit, 0: none yet */
         uint64_t bytes_in, bytes_out; /* committed: key, value and headers */
         /* Commits by duration and by records, per bucket (the last: above
          * every bound), with their sums. */

@@ -12,7 +12,6 @@
 #include "proxy/loop/internal.h"
 #include "proxy/base/log.h"
 
-
 void gp_record_delivered(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
         (void)rk;
         gp_proxy_t *p = opaque;
@@ -43,8 +42,9 @@ static int produce(gp_proxy_t *p, rd_kafka_topic_t *rkt, int32_t part,
                 rd_kafka_resp_err_t e = rd_kafka_producev(
                         p->prod, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(part),
                         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                        RD_KAFKA_V_VALUE(m->payload, m->len), RD_KAFKA_V_KEY(m->key, m->key_len),
-                        RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+                        RD_KAFKA_V_VALUE(m->payload, m->len),
+                        RD_KAFKA_V_KEY(m->key, m->key_len), RD_KAFKA_V_TIMESTAMP(ts),
+                        RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
                 if (!e)
                         return 0;
                 if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
@@ -106,12 +106,13 @@ static int avro_schema(gp_proxy_t *p, gp_record_view_t *rv, int64_t mono, gp_bad
 }
 
 int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t now,
-                  int64_t mono) {
+                     int64_t mono) {
         gp_pslot_t *ps = &t->parts[m->partition];
         rd_kafka_timestamp_type_t tst;
         int64_t kts = rd_kafka_message_timestamp(m, &tst);
-        gp_record_view_t rv = {m->payload, m->len, tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : kts,
-                               NULL, 0, NULL};
+        gp_record_view_t rv = {
+                m->payload, m->len, tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : kts,
+                NULL,       0,      NULL};
         rd_kafka_headers_t *hdrs = NULL;
         int64_t ts = GP_TS_NONE;
         gp_bad_t bad = {0};
@@ -139,8 +140,9 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                 if (gp_extract_ts(&p->ex, &rv, &ts, &bad))
                         ts = GP_TS_NONE;
         }
-        gp_dest_t d = refuse ? (late = false, gp_gate_reject(&ps->work.st, now))
-                              : gp_gate_route(&p->gate, &p->gconf, &ps->work.st, ts, now, &late);
+        gp_dest_t d =
+                refuse ? (late = false, gp_gate_reject(&ps->work.st, now))
+                       : gp_gate_route(&p->gate, &p->gconf, &ps->work.st, ts, now, &late);
         rd_kafka_message_detach_headers(m, &hdrs);
         ps->work.pos = m->offset + 1;
         gp_wcount_record(&p->win, size, size);
@@ -152,8 +154,10 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
         if (ts == GP_TS_NONE)
                 snprintf(why, sizeof(why), "%s: %s", bad.code, bad.why);
         else
-                snprintf(why, sizeof(why), "late: event time %" PRId64 " is before the cutoff "
-                         "%" PRId64 " and the old side is closed", ts, p->gate.cutoff);
+                snprintf(why, sizeof(why),
+                         "late: event time %" PRId64 " is before the cutoff "
+                         "%" PRId64 " and the old side is closed",
+                         ts, p->gate.cutoff);
         snprintf(src, sizeof(src), "%s/%d/%" PRId64, t->name, m->partition, m->offset);
         if (!hdrs)
                 hdrs = rd_kafka_headers_new(2);

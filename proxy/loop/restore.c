@@ -13,7 +13,8 @@
 #include "proxy/base/log.h"
 
 static rd_kafka_topic_partition_list_t *positions(gp_proxy_t *p, bool committed) {
-        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)p->n_pptrs);
+        rd_kafka_topic_partition_list_t *l =
+                rd_kafka_topic_partition_list_new((int)p->n_pptrs);
         for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n; i++)
                         rd_kafka_topic_partition_list_add(l, p->topics[t].name, i)->offset =
@@ -34,9 +35,10 @@ gp_errcode_t gp_assign_all(gp_proxy_t *p, gp_err_t *err) {
                  * commit: no record may be routed until a restart (every
                  * caller ends the process on this error). */
                 return gp_err_set(err, GP_ERR_KAFKA,
-                           "assigning %zu partition(s) at their committed offsets: %s",
-                           p->n_pptrs, injected ? "failed by GP_FAULT_FAIL=assign"
-                                                : rd_kafka_err2str(e));
+                                  "assigning %zu partition(s) at their committed offsets: %s",
+                                  p->n_pptrs,
+                                  injected ? "failed by GP_FAULT_FAIL=assign"
+                                           : rd_kafka_err2str(e));
         }
         gp_fetchwake_assigned(p->wake, l);
         gp_record_hold_again(p);
@@ -116,7 +118,8 @@ fail:
 
 /* The offsets to commit, each carrying the checkpoint of its partition. */
 rd_kafka_topic_partition_list_t *gp_checkpoint_list(gp_proxy_t *p, const gp_gate_t *g) {
-        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)p->n_pptrs);
+        rd_kafka_topic_partition_list_t *l =
+                rd_kafka_topic_partition_list_new((int)p->n_pptrs);
         char line[GP_CKPT_MAX];
         for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n; i++) {

@@ -59,8 +59,8 @@ static int load_avsc(gp_proxy_t *p, const char *path, gp_err_t *err) {
         if (!buf) {
                 /* gp_proxy_new fails with it; its caller decides the exit. */
                 if (errno == EFBIG)
-                        gp_err_set(err, GP_ERR_INVALID, "gate.avro.schema: %s: larger than 4 MiB",
-                                   path);
+                        gp_err_set(err, GP_ERR_INVALID,
+                                   "gate.avro.schema: %s: larger than 4 MiB", path);
                 else
                         gp_err_set(err, why.code, "gate.avro.schema: %s", why.msg);
                 return -1;
@@ -99,7 +99,8 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
                 .bad_route_old = conf->bad_record == GP_BAD_ROUTE_OLD,
         };
         p->stats.wm = p->stats.cutoff = GP_TS_NONE;
-        if (gp_extract_compile(&p->ex, conf->event_time, conf->event_time_unit, e2, sizeof(e2))) {
+        if (gp_extract_compile(&p->ex, conf->event_time, conf->event_time_unit, e2,
+                               sizeof(e2))) {
                 gp_err_set(err, GP_ERR_INVALID, "gate.event-time: %s", e2);
                 goto fail;
         }

@@ -104,7 +104,8 @@ static int create_topic(gp_proxy_t *p, const char *name, int n, int grow, gp_err
                          : rd_kafka_CreateTopics_result_topics(
                                    rd_kafka_event_CreateTopics_result(ev), &cnt);
                 if (cnt == 1 && rd_kafka_topic_result_error(r[0]) &&
-                    rd_kafka_topic_result_error(r[0]) != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+                    rd_kafka_topic_result_error(r[0]) !=
+                            RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
                         gp_err_set(err, GP_ERR_KAFKA, "%s: %s", name,
                                    rd_kafka_topic_result_error_string(r[0]));
                 else
@@ -210,7 +211,8 @@ gp_errcode_t gp_topics_setup(gp_proxy_t *p, gp_err_t *err) {
                 }
                 for (int c = 0; c < 2; c++) {
                         if (gp_conf_topic_name(conf, c ? conf->topic_green : conf->topic_blue,
-                                               t->name, t->out_name[c], sizeof(t->out_name[c]))) {
+                                               t->name, t->out_name[c],
+                                               sizeof(t->out_name[c]))) {
                                 return gp_err_set(err, GP_ERR_INVALID,
                                                   "colour topic name too long for %s",
                                                   t->name);
@@ -266,11 +268,13 @@ gp_errcode_t gp_topics_discover(gp_proxy_t *p, gp_err_t *err) {
                 }
                 if (t->held[0]) {
                         gp_info("the colour topics of %s have %d partitions now: the held "
-                                "partitions %d-%d are read", t->name, n, t->n, n - 1);
+                                "partitions %d-%d are read",
+                                t->name, n, t->n, n - 1);
                         t->held[0] = '\0';
                 }
                 gp_info("%s grew from %d to %d partitions; reading the new ones from the "
-                        "beginning", t->name, t->n, n);
+                        "beginning",
+                        t->name, t->n, n);
                 if (grow_slot(p, t, n, false) == 0 && gp_assign_all(p, err))
                         return gp_err_prefix(err, "%s grew to %d partitions", t->name, n);
         }

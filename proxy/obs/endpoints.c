@@ -17,9 +17,9 @@
 #include "proxy/obs/endpoints.h"
 #include "proxy/base/log.h"
 
-#define MAX_CONNECTIONS 32
+#define MAX_CONNECTIONS      32
 #define CONNECTION_TIMEOUT_S 10
-#define BODY_MAX 65536
+#define BODY_MAX             65536
 
 struct gp_endpoints {
         struct MHD_Daemon *d;
@@ -52,8 +52,8 @@ static void family(text_t *t, const char *name, const char *type, const char *he
 }
 
 /* A histogram from per-bucket counts n[0..nb] (n[nb]: above every bound). */
-static void histogram(text_t *t, const char *name, const char *help, const double *le,
-                      int nb, const uint64_t *n, double sum) {
+static void histogram(text_t *t, const char *name, const char *help, const double *le, int nb,
+                      const uint64_t *n, double sum) {
         uint64_t cum = 0;
         family(t, name, "histogram", help);
         for (int i = 0; i < nb; i++) {
@@ -157,7 +157,8 @@ static void process_metrics(text_t *t, const gp_endpoints_t *h) {
                 char line[1024];
                 if (fgets(line, sizeof line, f)) {
                         const char *r = strrchr(line, ')');
-                        if (r && sscanf(r + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                        if (r && sscanf(r + 2,
+                                        "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
                                         &utime, &stime) != 2)
                                 utime = stime = 0;
                 }
@@ -265,8 +266,9 @@ static void metrics(gp_endpoints_t *h, text_t *t) {
         family(t, "gate_proxy_cutoff_timestamp_seconds", "gauge",
                "The cutoff T of the transition; NaN while none.");
         put_time(t, "gate_proxy_cutoff_timestamp_seconds", s.cutoff);
-        family(t, "gate_proxy_phase", "gauge", "The gate's committed phase (1 for the one "
-                                               "in force).");
+        family(t, "gate_proxy_phase", "gauge",
+               "The gate's committed phase (1 for the one "
+               "in force).");
         for (int i = 0; i < GP_PHASE__N; i++)
                 put(t, "gate_proxy_phase{phase=\"%s\"} %d\n", gp_phase_name((gp_phase_t)i),
                     s.running && (int)s.phase == i);
@@ -292,11 +294,10 @@ static void metrics(gp_endpoints_t *h, text_t *t) {
         put(t, "gate_proxy_bytes_produced_total %" PRIu64 "\n", s.bytes_out);
         histogram(t, "gate_proxy_commit_duration_seconds",
                   "Time to commit a transaction (send offsets and commit; at-least-once: "
-                  "flush and commit).", gp_commit_le, GP_COMMIT_BUCKETS, s.commit_n,
-                  s.commit_sum_s);
-        histogram(t, "gate_proxy_transaction_records",
-                  "Records per committed transaction.", gp_size_le, GP_SIZE_BUCKETS, s.size_n,
-                  (double)s.size_sum);
+                  "flush and commit).",
+                  gp_commit_le, GP_COMMIT_BUCKETS, s.commit_n, s.commit_sum_s);
+        histogram(t, "gate_proxy_transaction_records", "Records per committed transaction.",
+                  gp_size_le, GP_SIZE_BUCKETS, s.size_n, (double)s.size_sum);
         uint64_t w[GP_MAP_WRITES];
         gp_proxy_map_writes(h->p, w);
         static const char *const outcome[GP_MAP_WRITES] = {"written", "dropped", "invalid",
@@ -334,8 +335,10 @@ static void metrics(gp_endpoints_t *h, text_t *t) {
                "Per source partition: its end (last stable offset) minus the committed "
                "position, as of the last status interval.");
         for (size_t i = 0; i < nl && i < sizeof(lags) / sizeof(lags[0]); i++)
-                put(t, "gate_proxy_partition_lag_records{topic=\"%s\",partition=\"%d\"} %" PRId64
-                       "\n", lags[i].topic, lags[i].partition, lags[i].lag);
+                put(t,
+                    "gate_proxy_partition_lag_records{topic=\"%s\",partition=\"%d\"} %" PRId64
+                    "\n",
+                    lags[i].topic, lags[i].partition, lags[i].lag);
         family(t, "gate_proxy_ready", "gauge", "1 while /readyz answers 200.");
         put(t, "gate_proxy_ready %d\n", ready);
         process_metrics(t, h);
@@ -345,9 +348,8 @@ static void metrics(gp_endpoints_t *h, text_t *t) {
 
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned int code, const char *type,
                                const char *body, size_t len, bool head) {
-        struct MHD_Response *r =
-                MHD_create_response_from_buffer(head ? 0 : len, (void *)body,
-                                                MHD_RESPMEM_MUST_COPY);
+        struct MHD_Response *r = MHD_create_response_from_buffer(head ? 0 : len, (void *)body,
+                                                                 MHD_RESPMEM_MUST_COPY);
         if (!r)
                 return MHD_NO;
         MHD_add_response_header(r, "Content-Type", type);
@@ -398,8 +400,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         enum MHD_Result rc;
         if (!strcmp(url, "/metrics")) {
                 metrics(h, t);
-                rc = respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", t->buf,
-                             t->len, head);
+                rc = respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+                             t->buf, t->len, head);
         } else if (!strcmp(url, "/livez") || !strcmp(url, "/healthz")) {
                 gp_stats_t s;
                 gp_proxy_stats(h->p, &s);
@@ -407,8 +409,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                 if (ok)
                         put(t, "ok\n");
                 else
-                        put(t, "the loop has made no progress for %" PRId64 " ms (bound %" PRId64
-                               " ms)\n", gp_mono_ms() - s.beat_mono, live_bound_ms(h->conf));
+                        put(t,
+                            "the loop has made no progress for %" PRId64 " ms (bound %" PRId64
+                            " ms)\n",
+                            gp_mono_ms() - s.beat_mono, live_bound_ms(h->conf));
                 rc = respond(c, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain",
                              t->buf, t->len, head);
         } else if (!strcmp(url, "/readyz")) {
@@ -446,7 +450,8 @@ gp_endpoints_t *gp_endpoints_start(const gp_conf_t *conf, gp_proxy_t *p, gp_err_
         char host[256];
         const char *colon = strrchr(conf->http_listen, ':');
         struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
-        snprintf(host, sizeof host, "%.*s", (int)(colon - conf->http_listen), conf->http_listen);
+        snprintf(host, sizeof host, "%.*s", (int)(colon - conf->http_listen),
+                 conf->http_listen);
         int gai = getaddrinfo(host, colon + 1, &hints, &ai);
         if (gai) {
                 gp_err_set(err, GP_ERR_FAIL, "http.listen: %s: %s", conf->http_listen,

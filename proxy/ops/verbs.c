@@ -20,7 +20,7 @@
 
 /* How often a command reads, decides and writes again after a conflict. */
 #define CLI_ATTEMPTS 5
-#define AGAIN 2
+#define AGAIN        2
 
 static const char *get(const gp_cm_t *cm, const char *key) {
         const char *v = gp_cm_get(cm, key);
@@ -39,7 +39,8 @@ static const char *liveness(const gp_cm_t *cm, char *buf, size_t len) {
         if (!hb || !*hb)
                 return snprintf(buf, len, "no proxy has reported to this map"), buf;
         if (gp_time_parse(hb, strlen(hb), GP_UNIT_MS, &t, &why))
-                return snprintf(buf, len, "the heartbeat '%s' is not a time: %s", hb, why), buf;
+                return snprintf(buf, len, "the heartbeat '%s' is not a time: %s", hb, why),
+                       buf;
         int64_t age = gp_now_ms() - t;
         if (age > STALE_MS)
                 return snprintf(buf, len, "stale: %" PRId64 " s old", age / 1000), buf;
@@ -148,11 +149,13 @@ int gp_ops_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
                         "gate-proxy cutover: --at %" PRId64 " is at or below the proxy's "
                         "watermark %" PRId64 " (gate-proxy.watermark): records at or after it "
                         "already went to the old colour, so the proxy would refuse it; ask "
-                        "for a later T or leave --at out to let it choose\n", o->at, wm);
+                        "for a later T or leave --at out to let it choose\n",
+                        o->at, wm);
                 return 1;
         }
         if (o->at != GP_TS_NONE && o->at < gp_now_ms() && !o->quiet)
-                fprintf(stderr, "gate-proxy cutover: warning: --at %" PRId64 " is %" PRId64
+                fprintf(stderr,
+                        "gate-proxy cutover: warning: --at %" PRId64 " is %" PRId64
                         " s in the past; the proxy refuses it if it has already routed a "
                         "record at or after it to the old colour (see `gate-proxy status`)\n",
                         o->at, (gp_now_ms() - o->at) / 1000);
@@ -182,8 +185,10 @@ int gp_ops_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
                         return 1;
                 }
                 if (!mid && c.active == o->to) {
-                        fprintf(stderr, "gate-proxy cutover: %s is already the active colour; "
-                                "nothing to do\n", gp_colour_name(o->to));
+                        fprintf(stderr,
+                                "gate-proxy cutover: %s is already the active colour; "
+                                "nothing to do\n",
+                                gp_colour_name(o->to));
                         return 1;
                 }
                 gp_kv_t kv[] = {
@@ -210,8 +215,10 @@ int gp_ops_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
         if (*warn && !o->quiet)
                 fprintf(stderr, "gate-proxy cutover: warning: the proxy reports %s\n", warn);
         if (*live && !o->quiet)
-                fprintf(stderr, "gate-proxy cutover: note: %s; the transition starts once a "
-                        "proxy reads the map\n", live);
+                fprintf(stderr,
+                        "gate-proxy cutover: note: %s; the transition starts once a "
+                        "proxy reads the map\n",
+                        live);
         return 0;
 }
 
@@ -228,13 +235,10 @@ int gp_ops_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
                                  "stage=%s T=%s phase=%s watermark=%s blue=%s green=%s "
                                  "dlq=%s%s%s",
                                  stage, get(cm, GP_KEY_TOGGLE), get(cm, GP_KEY_PHASE),
-                                 get(cm, GP_KEY_WATERMARK),
-                                 get(cm, GP_KEY_COUNT_BLUE),
-                                 get(cm, GP_KEY_COUNT_GREEN),
-                                 get(cm, GP_KEY_COUNT_DLQ),
+                                 get(cm, GP_KEY_WATERMARK), get(cm, GP_KEY_COUNT_BLUE),
+                                 get(cm, GP_KEY_COUNT_GREEN), get(cm, GP_KEY_COUNT_DLQ),
                                  *get(cm, GP_KEY_ERROR) != '-' ? " error=" : "",
-                                 *get(cm, GP_KEY_ERROR) != '-'
-                                         ? get(cm, GP_KEY_ERROR) : "");
+                                 *get(cm, GP_KEY_ERROR) != '-' ? get(cm, GP_KEY_ERROR) : "");
                         int done = !strcmp(stage, "CLEAR_TO_TEARDOWN");
                         gp_cm_destroy(cm);
                         if (!quiet && strcmp(line, last)) {
@@ -253,8 +257,10 @@ int gp_ops_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
                 gp_sleep_ms(200);
         }
         if (!quiet)
-                fprintf(stderr, "gate-proxy cutover: no CLEAR_TO_TEARDOWN within %" PRId64
-                        " s; is the proxy running? (`gate-proxy status`)\n", timeout_ms / 1000);
+                fprintf(stderr,
+                        "gate-proxy cutover: no CLEAR_TO_TEARDOWN within %" PRId64
+                        " s; is the proxy running? (`gate-proxy status`)\n",
+                        timeout_ms / 1000);
         return 1;
 }
 
@@ -265,17 +271,21 @@ int gp_ops_ctl_finish(gp_ctl_t *ctl, int force) {
                 if (load_control("finish", ctl, &c, rv, sizeof(rv), NULL, 0))
                         return 1;
                 if (c.stage == GP_STAGE_RUNNING && !force) {
-                        fprintf(stderr, "gate-proxy finish: stage is already RUNNING (%s "
-                                "active): nothing to finish\n", gp_colour_name(c.active));
+                        fprintf(stderr,
+                                "gate-proxy finish: stage is already RUNNING (%s "
+                                "active): nothing to finish\n",
+                                gp_colour_name(c.active));
                         return 1;
                 }
                 /* An abandoned transition ends here too: the survivor goes on
                  * as a first deployment. */
                 if (c.stage != GP_STAGE_CLEAR_TO_TEARDOWN && c.stage != GP_STAGE_FAILING &&
                     !force) {
-                        fprintf(stderr, "gate-proxy finish: stage is %s, not CLEAR_TO_TEARDOWN: "
+                        fprintf(stderr,
+                                "gate-proxy finish: stage is %s, not CLEAR_TO_TEARDOWN: "
                                 "the old deployment may still be owed records (use --force "
-                                "to override)\n", gp_stage_name(c.stage));
+                                "to override)\n",
+                                gp_stage_name(c.stage));
                         return 1;
                 }
                 gp_kv_t kv[] = {{GP_KEY_STAGE, "RUNNING"}};
@@ -300,12 +310,14 @@ int gp_ops_ctl_abort(gp_ctl_t *ctl, int has_to, gp_colour_t to) {
                         return 1;
                 if (c.is_first || c.stage == GP_STAGE_RUNNING) {
                         if (c.stage == GP_STAGE_FAILING)
-                                fprintf(stderr, "gate-proxy abort: the transition was already "
+                                fprintf(stderr,
+                                        "gate-proxy abort: the transition was already "
                                         "abandoned (stage FAILING, %s active); `gate-proxy "
                                         "finish` sets stage=RUNNING\n",
                                         gp_colour_name(c.active));
                         else
-                                fprintf(stderr, "gate-proxy abort: no transition in progress "
+                                fprintf(stderr,
+                                        "gate-proxy abort: no transition in progress "
                                         "(stage %s, %s active): nothing to abort\n",
                                         gp_stage_name(c.stage), gp_colour_name(c.active));
                         return 1;
@@ -367,7 +379,8 @@ int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
                 rc = 1;
         } else
                 printf("requested   active=%s stage=%s first-deployment=%s delay=%" PRId64
-                       " ms\n", gp_colour_upper(c.active), gp_stage_name(c.stage),
+                       " ms\n",
+                       gp_colour_upper(c.active), gp_stage_name(c.stage),
                        c.is_first ? "true" : "false", c.delay_ms);
         const char *t = gp_cm_get(cm, GP_KEY_TOGGLE);
         int64_t tv;
@@ -383,9 +396,8 @@ int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
         char live[128];
         liveness(cm, live, sizeof(live));
         printf("proxy       phase=%s transition=%s watermark=%s heartbeat=%s%s%s%s\n",
-               get(cm, GP_KEY_PHASE), get(cm, GP_KEY_TRANSITION),
-               get(cm, GP_KEY_WATERMARK), get(cm, GP_KEY_HEARTBEAT), *live ? " (" : "", live,
-               *live ? ")" : "");
+               get(cm, GP_KEY_PHASE), get(cm, GP_KEY_TRANSITION), get(cm, GP_KEY_WATERMARK),
+               get(cm, GP_KEY_HEARTBEAT), *live ? " (" : "", live, *live ? ")" : "");
         printf("counts      blue=%s green=%s dlq=%s late=%s aborted-routed=%s\n",
                get(cm, GP_KEY_COUNT_BLUE), get(cm, GP_KEY_COUNT_GREEN),
                get(cm, GP_KEY_COUNT_DLQ), get(cm, GP_KEY_COUNT_LATE),
@@ -405,16 +417,16 @@ int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
 }
 
 /* The commands on a control file, by path (the demo uses these). */
-#define ON_FILE(call)                                                                  \
-        do {                                                                           \
-                gp_ctl_t *ctl = gp_ctl_new_file(path);                                 \
-                if (!ctl) {                                                            \
-                        fprintf(stderr, "gate-proxy: out of memory\n");                \
-                        return 1;                                                      \
-                }                                                                      \
-                int rc_ = (call);                                                      \
-                gp_ctl_destroy(ctl);                                                   \
-                return rc_;                                                            \
+#define ON_FILE(call)                                                                         \
+        do {                                                                                  \
+                gp_ctl_t *ctl = gp_ctl_new_file(path);                                        \
+                if (!ctl) {                                                                   \
+                        fprintf(stderr, "gate-proxy: out of memory\n");                       \
+                        return 1;                                                             \
+                }                                                                             \
+                int rc_ = (call);                                                             \
+                gp_ctl_destroy(ctl);                                                          \
+                return rc_;                                                                   \
         } while (0)
 
 int gp_ops_init(const char *path, gp_colour_t active, int force) {
@@ -435,4 +447,3 @@ int gp_ops_abort(const char *path, int has_to, gp_colour_t to) {
 int gp_ops_status(const char *path, int json) {
         ON_FILE(gp_ops_ctl_status(ctl, json));
 }
-

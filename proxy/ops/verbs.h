@@ -12,11 +12,11 @@
 
 typedef struct gp_cutover_opts {
         gp_colour_t to;
-        int64_t delay_ms;    /* deployment-deletion-delay-ms */
-        int64_t at;          /* explicit T, GP_TS_NONE for none */
-        int64_t align_ms;    /* 0 for the proxy's gate.cutoff.align.ms */
-        int force;           /* start even if a transition is in progress */
-        int quiet;           /* not repeating the proxy's gate-proxy.warning */
+        int64_t delay_ms; /* deployment-deletion-delay-ms */
+        int64_t at;       /* explicit T, GP_TS_NONE for none */
+        int64_t align_ms; /* 0 for the proxy's gate.cutoff.align.ms */
+        int force;        /* start even if a transition is in progress */
+        int quiet;        /* not repeating the proxy's gate-proxy.warning */
 } gp_cutover_opts_t;
 
 /* The commands on a control map of any backend (proxy/control/ctl.h): each

@@ -13,7 +13,7 @@
 #include "proxy/schema/avsc.h"
 
 #define MAX_DEPTH 64
-#define MAX_NAME 512
+#define MAX_NAME  512
 
 typedef struct named {
         char *full;
@@ -30,8 +30,7 @@ typedef struct ctx {
 } ctx_t;
 
 /* A schema that cannot be used: GP_ERR_INVALID with the reason; -1. */
-__attribute__((format(printf, 2, 3))) static int64_t fail(ctx_t *c, const char *fmt,
-                                                             ...) {
+__attribute__((format(printf, 2, 3))) static int64_t fail(ctx_t *c, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
         c->code = gp_err_vset(c->err, GP_ERR_INVALID, fmt, ap);
@@ -80,8 +79,9 @@ static int64_t lookup(ctx_t *c, const char *s, const char *ns) {
         if (!n)
                 n = find_name(c, s);
         if (!n)
-                return fail(c, "unknown type name \"%.100s\" (not defined before its use; "
-                               "schema references are not supported)",
+                return fail(c,
+                            "unknown type name \"%.100s\" (not defined before its use; "
+                            "schema references are not supported)",
                             s);
         return n->node;
 }
@@ -171,8 +171,9 @@ static int64_t parse_record(ctx_t *c, const cJSON *j, const char *ns, int depth)
                 const cJSON *fname = cJSON_GetObjectItemCaseSensitive(f, "name");
                 const cJSON *ftype = cJSON_GetObjectItemCaseSensitive(f, "type");
                 if (!cJSON_IsString(fname) || !ftype)
-                        return fail(c, "a field of record \"%.100s\" needs a \"name\" and a "
-                                       "\"type\"",
+                        return fail(c,
+                                    "a field of record \"%.100s\" needs a \"name\" and a "
+                                    "\"type\"",
                                     c->names[c->n_names - 1].full);
                 for (int k = 0; k < c->x->avro_n; k++)
                         if (!strcmp(fname->valuestring, c->x->avro_path[k]) &&
@@ -218,7 +219,8 @@ static int64_t parse_object(ctx_t *c, const cJSON *j, const char *ns, int depth)
                 return parse_record(c, j, ns, depth);
         if (!strcmp(t, "enum")) {
                 const cJSON *sym = cJSON_GetObjectItemCaseSensitive(j, "symbols");
-                if ((node = node_new(c, GP_AV_ENUM)) < 0 || define(c, j, ns, (uint32_t)node, own))
+                if ((node = node_new(c, GP_AV_ENUM)) < 0 ||
+                    define(c, j, ns, (uint32_t)node, own))
                         return -1;
                 if (!cJSON_IsArray(sym) || cJSON_GetArraySize(sym) == 0)
                         return fail(c, "enum \"%.100s\" needs a non-empty \"symbols\" array",
@@ -228,18 +230,22 @@ static int64_t parse_object(ctx_t *c, const cJSON *j, const char *ns, int depth)
         }
         if (!strcmp(t, "fixed")) {
                 const cJSON *size = cJSON_GetObjectItemCaseSensitive(j, "size");
-                if ((node = node_new(c, GP_AV_FIXED)) < 0 || define(c, j, ns, (uint32_t)node, own))
+                if ((node = node_new(c, GP_AV_FIXED)) < 0 ||
+                    define(c, j, ns, (uint32_t)node, own))
                         return -1;
                 if (!cJSON_IsNumber(size) || size->valuedouble < 0 ||
-                    size->valuedouble > 1e9 || size->valuedouble != (double)(int64_t)size->valuedouble)
-                        return fail(c, "fixed \"%.100s\" needs a whole \"size\" from 0 to 10^9",
+                    size->valuedouble > 1e9 ||
+                    size->valuedouble != (double)(int64_t)size->valuedouble)
+                        return fail(c,
+                                    "fixed \"%.100s\" needs a whole \"size\" from 0 to 10^9",
                                     c->names[c->n_names - 1].full);
                 c->av->nodes[node].n = (uint32_t)size->valuedouble;
                 return node;
         }
         if (!strcmp(t, "array") || !strcmp(t, "map")) {
                 bool arr = t[0] == 'a';
-                const cJSON *sub = cJSON_GetObjectItemCaseSensitive(j, arr ? "items" : "values");
+                const cJSON *sub =
+                        cJSON_GetObjectItemCaseSensitive(j, arr ? "items" : "values");
                 if (!sub)
                         return fail(c, "%s needs \"%s\"", t, arr ? "items" : "values");
                 if ((node = node_new(c, arr ? GP_AV_ARRAY : GP_AV_MAP)) < 0)
@@ -258,7 +264,8 @@ static int64_t parse(ctx_t *c, const cJSON *j, const char *ns, int depth) {
                 return fail(c, "schema nested more than %d deep", MAX_DEPTH);
         if (cJSON_IsString(j)) {
                 int prim = primitive(j->valuestring);
-                return prim >= 0 ? node_new(c, (gp_av_type_t)prim) : lookup(c, j->valuestring, ns);
+                return prim >= 0 ? node_new(c, (gp_av_type_t)prim)
+                                 : lookup(c, j->valuestring, ns);
         }
         if (cJSON_IsArray(j)) {
                 int n = cJSON_GetArraySize(j);

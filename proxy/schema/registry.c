@@ -16,9 +16,9 @@
 #include "proxy/base/log.h"
 #include "proxy/schema/registry.h"
 
-#define BODY_MAX (4 << 20)   /* a schema larger than 4 MiB is refused */
-#define UNKNOWN_TTL_MS 60000 /* a 404 is asked again after a minute */
-#define WANT_MAX       64    /* ids asked for and not answered yet */
+#define BODY_MAX       (4 << 20) /* a schema larger than 4 MiB is refused */
+#define UNKNOWN_TTL_MS 60000     /* a 404 is asked again after a minute */
+#define WANT_MAX       64        /* ids asked for and not answered yet */
 
 typedef enum { E_FREE = 0, E_OK, E_REFUSED, E_UNAVAILABLE } estate_t;
 
@@ -41,7 +41,7 @@ struct gp_registry {
         entry_t *e;
         uint32_t cap, n;
         int32_t *bucket;
-        uint32_t nb; /* a power of two */
+        uint32_t nb;  /* a power of two */
         int32_t last; /* the entry of the last hit */
         uint64_t tick;
         /* The fetch thread; what follows lock is shared with it. */
@@ -130,10 +130,10 @@ gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_
                 gp_registry_destroy(r);
                 return NULL;
         }
-#define SET(o, v)                                                                          \
-        do {                                                                               \
-                if (!c)                                                                    \
-                        c = curl_easy_setopt(r->h, o, v);                                  \
+#define SET(o, v)                                                                             \
+        do {                                                                                  \
+                if (!c)                                                                       \
+                        c = curl_easy_setopt(r->h, o, v);                                     \
         } while (0)
         SET(CURLOPT_NOSIGNAL, 1L);
         SET(CURLOPT_PROTOCOLS_STR, "http,https");
@@ -311,12 +311,11 @@ static gp_errcode_t request(gp_registry_t *r, uint32_t id, entry_t *e, gp_err_t 
                  * retried all the same so records wait for the fix. */
                 cJSON *j = b.p ? cJSON_Parse(b.p) : NULL;
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
-                res = gp_err_set(err,
-                                 status == 401 || status == 403 ? GP_ERR_DENIED
-                                                                : GP_ERR_TRANSPORT,
-                                 "GET %.400s: HTTP %ld%s%.60s", url, status,
-                                 cJSON_IsString(m) ? ": " : "",
-                                 cJSON_IsString(m) ? m->valuestring : "");
+                res = gp_err_set(
+                        err, status == 401 || status == 403 ? GP_ERR_DENIED : GP_ERR_TRANSPORT,
+                        "GET %.400s: HTTP %ld%s%.60s", url, status,
+                        cJSON_IsString(m) ? ": " : "",
+                        cJSON_IsString(m) ? m->valuestring : "");
                 cJSON_Delete(j);
                 goto out;
         }
@@ -328,14 +327,14 @@ static gp_errcode_t request(gp_registry_t *r, uint32_t id, entry_t *e, gp_err_t 
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "schemaType");
         gp_err_t cerr;
         if (b.over)
-                snprintf(e->why, sizeof e->why, "schema id %" PRIu32 " is larger than %d bytes",
-                         id, BODY_MAX);
+                snprintf(e->why, sizeof e->why,
+                         "schema id %" PRIu32 " is larger than %d bytes", id, BODY_MAX);
         else if (!cJSON_IsString(s))
                 snprintf(e->why, sizeof e->why,
                          "schema id %" PRIu32 ": the registry's answer has no \"schema\"", id);
         else if (cJSON_IsString(t) && strcmp(t->valuestring, "AVRO") != 0)
-                snprintf(e->why, sizeof e->why, "schema id %" PRIu32 " is %.40s, not Avro",
-                         id, t->valuestring);
+                snprintf(e->why, sizeof e->why, "schema id %" PRIu32 " is %.40s, not Avro", id,
+                         t->valuestring);
         else {
                 gp_errcode_t rc = gp_avsc_compile(s->valuestring, strlen(s->valuestring), r->x,
                                                   &e->av, &cerr);

@@ -27,17 +27,18 @@
 #include "gate/types.h"
 #include "proxy/schema/avsc.h"
 
-#define CHECK(c)                                                                           \
-        do {                                                                               \
-                if (!(c)) {                                                                \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__,         \
-                                __LINE__, #c);                                             \
-                        abort();                                                           \
-                }                                                                          \
+#define CHECK(c)                                                                              \
+        do {                                                                                  \
+                if (!(c)) {                                                                   \
+                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
+                                #c);                                                          \
+                        abort();                                                              \
+                }                                                                             \
         } while (0)
 
-#define NODE                                                                               \
-        "{\"type\":\"record\",\"name\":\"Node\",\"fields\":[{\"name\":\"v\",\"type\":\"int\"}," \
+#define NODE                                                                                  \
+        "{\"type\":\"record\",\"name\":\"Node\",\"fields\":[{\"name\":\"v\",\"type\":"        \
+        "\"int\"},"                                                                           \
         "{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}]}"
 
 static const struct {
@@ -45,8 +46,10 @@ static const struct {
         gp_unit_t unit;
 } schemas[] = {
         /* 0: flat, timestamp-millis */
-        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"id\",\"type\":\"string\"},"
-         "{\"name\":\"ts\",\"type\":{\"type\":\"long\",\"logicalType\":\"timestamp-millis\"}}]}",
+        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"id\",\"type\":"
+         "\"string\"},"
+         "{\"name\":\"ts\",\"type\":{\"type\":\"long\",\"logicalType\":\"timestamp-millis\"}}]"
+         "}",
          "avro:ts", GP_UNIT_MS},
         /* 1: every type before the field */
         {"{\"type\":\"record\",\"name\":\"R\",\"namespace\":\"a.b\",\"fields\":["
@@ -55,7 +58,8 @@ static const struct {
          "{\"name\":\"d\",\"type\":\"double\"},{\"name\":\"by\",\"type\":\"bytes\"},"
          "{\"name\":\"s\",\"type\":\"string\"},"
          "{\"name\":\"fx\",\"type\":{\"type\":\"fixed\",\"name\":\"F\",\"size\":3}},"
-         "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\",\"B\"]}},"
+         "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\",\"B\"]"
+         "}},"
          "{\"name\":\"ar\",\"type\":{\"type\":\"array\",\"items\":{\"type\":\"record\","
          "\"name\":\"I\",\"fields\":[{\"name\":\"x\",\"type\":\"int\"},"
          "{\"name\":\"y\",\"type\":\"string\"}]}}},"
@@ -64,21 +68,23 @@ static const struct {
          "{\"name\":\"n\",\"type\":{\"type\":\"record\",\"name\":\"N\",\"fields\":["
          "{\"name\":\"p\",\"type\":\"double\"},"
          "{\"name\":\"q\",\"type\":{\"type\":\"array\",\"items\":\"long\"}}]}},"
-         "{\"name\":\"ts\",\"type\":{\"type\":\"long\",\"logicalType\":\"timestamp-micros\"}}]}",
+         "{\"name\":\"ts\",\"type\":{\"type\":\"long\",\"logicalType\":\"timestamp-micros\"}}]"
+         "}",
          "avro:ts", GP_UNIT_MS},
         /* 2: recursive: a linked list before the field */
-        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"list\",\"type\":[\"null\","
-         NODE "]},{\"name\":\"ts\",\"type\":\"long\"}]}",
+        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"list\",\"type\":["
+         "\"null\"," NODE "]},{\"name\":\"ts\",\"type\":\"long\"}]}",
          "avro:ts", GP_UNIT_S},
         /* 3: recursive: the field deep in the list */
-        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"list\",\"type\":[\"null\","
-         NODE "]},{\"name\":\"ts\",\"type\":\"long\"}]}",
+        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"list\",\"type\":["
+         "\"null\"," NODE "]},{\"name\":\"ts\",\"type\":\"long\"}]}",
          "avro:list.next.next.v", GP_UNIT_S},
         /* 4: union-heavy, the root a union, an optional record on the path */
         {"[\"null\",{\"type\":\"record\",\"name\":\"R\",\"fields\":["
          "{\"name\":\"u\",\"type\":[\"null\",\"int\",\"string\",{\"type\":\"array\","
          "\"items\":[\"null\",\"long\",{\"type\":\"map\",\"values\":[\"null\",\"bytes\"]}]}]},"
-         "{\"name\":\"meta\",\"type\":[\"null\",{\"type\":\"record\",\"name\":\"M\",\"fields\":["
+         "{\"name\":\"meta\",\"type\":[\"null\",{\"type\":\"record\",\"name\":\"M\","
+         "\"fields\":["
          "{\"name\":\"seq\",\"type\":[\"long\",\"string\"]},"
          "{\"name\":\"ts\",\"type\":[\"null\",\"long\",\"string\",\"double\"]}]},"
          "{\"type\":\"record\",\"name\":\"M2\",\"fields\":["
@@ -87,13 +93,15 @@ static const struct {
         /* 5: nested records, a string target */
         {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":{\"type\":"
          "\"record\",\"name\":\"A\",\"fields\":[{\"name\":\"z\",\"type\":{\"type\":\"map\","
-         "\"values\":{\"type\":\"array\",\"items\":\"null\"}}},{\"name\":\"b\",\"type\":{\"type\":"
+         "\"values\":{\"type\":\"array\",\"items\":\"null\"}}},{\"name\":\"b\",\"type\":{"
+         "\"type\":"
          "\"record\",\"name\":\"B\",\"fields\":[{\"name\":\"e\",\"type\":{\"type\":\"enum\","
          "\"name\":\"E\",\"symbols\":[\"X\"]}},{\"name\":\"c\",\"type\":\"string\"}]}}]}}]}",
          "avro:a.b.c", GP_UNIT_S},
         /* 6: an int target, timestamp-nanos next to it */
         {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"n\",\"type\":{\"type\":"
-         "\"long\",\"logicalType\":\"timestamp-nanos\"}},{\"name\":\"arrs\",\"type\":{\"type\":"
+         "\"long\",\"logicalType\":\"timestamp-nanos\"}},{\"name\":\"arrs\",\"type\":{"
+         "\"type\":"
          "\"array\",\"items\":{\"type\":\"array\",\"items\":{\"type\":\"array\",\"items\":"
          "\"int\"}}}},{\"name\":\"ts\",\"type\":\"int\"}]}",
          "avro:ts", GP_UNIT_S},
@@ -135,8 +143,8 @@ static int same(const gp_avro_val_t *a, const uint8_t *abuf, const gp_avro_val_t
         return 1;
 }
 
-static gp_avro_rc_t find_copy(const gp_avro_t *av, const uint8_t *data, size_t n,
-                              size_t extra, gp_avro_val_t *v, uint8_t **copy) {
+static gp_avro_rc_t find_copy(const gp_avro_t *av, const uint8_t *data, size_t n, size_t extra,
+                              gp_avro_val_t *v, uint8_t **copy) {
         *copy = malloc(n + extra ? n + extra : 1);
         CHECK(*copy);
         if (n)
@@ -155,8 +163,8 @@ static void check_body(size_t k, const uint8_t *body, size_t n) {
         CHECK(gp_avro_find(av, body, n, &w) == rc);
         if (rc == GP_AVRO_OK) {
                 CHECK(same(&v, body, &w, body));
-                CHECK(v.kind == GP_AVF_LONG || v.kind == GP_AVF_STRING || v.kind == GP_AVF_NULL ||
-                      v.kind == GP_AVF_OTHER);
+                CHECK(v.kind == GP_AVF_LONG || v.kind == GP_AVF_STRING ||
+                      v.kind == GP_AVF_NULL || v.kind == GP_AVF_OTHER);
                 if (v.kind == GP_AVF_STRING) {
                         const uint8_t *s = (const uint8_t *)v.s;
                         CHECK(s >= body && v.len <= n && (size_t)(s - body) <= n - v.len);

@@ -22,13 +22,13 @@
 #include "gate/extract.h"
 #include "proxy/schema/avsc.h"
 
-#define CHECK(c)                                                                           \
-        do {                                                                               \
-                if (!(c)) {                                                                \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__,         \
-                                __LINE__, #c);                                             \
-                        abort();                                                           \
-                }                                                                          \
+#define CHECK(c)                                                                              \
+        do {                                                                                  \
+                if (!(c)) {                                                                   \
+                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
+                                #c);                                                          \
+                        abort();                                                              \
+                }                                                                             \
         } while (0)
 
 static void check_table(const gp_avro_t *av, const gp_extract_t *x) {
@@ -86,7 +86,10 @@ static void read_some(const gp_avro_t *av) {
                 {"\x02\x04", 2},
                 {"\x02\x02\x02\x02\x02\x02\x02\x02\x02\x02\x02\x02", 12},
                 {"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", 16},
-                {"\x06" "abc\x06" "def\x02\x00\x02\x00\x14\x08", 12},
+                {"\x06"
+                 "abc\x06"
+                 "def\x02\x00\x02\x00\x14\x08",
+                 12},
                 {"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x02", 11},
                 {"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f", 15},
         };
@@ -97,8 +100,8 @@ static void read_some(const gp_avro_t *av) {
                 memcpy(b, bodies[k].b, n);
                 gp_avro_val_t v;
                 gp_avro_rc_t rc = gp_avro_find(av, b, n, &v);
-                CHECK(rc == GP_AVRO_OK || rc == GP_AVRO_ERR_DATA || rc == GP_AVRO_ERR_MISSING ||
-                      rc == GP_AVRO_ERR_LIMIT);
+                CHECK(rc == GP_AVRO_OK || rc == GP_AVRO_ERR_DATA ||
+                      rc == GP_AVRO_ERR_MISSING || rc == GP_AVRO_ERR_LIMIT);
                 if (rc == GP_AVRO_OK && v.kind == GP_AVF_STRING) {
                         const uint8_t *s = (const uint8_t *)v.s;
                         CHECK(s >= b && v.len <= n && (size_t)(s - b) <= n - v.len);

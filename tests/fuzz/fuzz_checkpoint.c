@@ -12,19 +12,19 @@
 #include "gate/checkpoint.h"
 #include "gate/gate.h"
 
-#define CHECK(x)                                                                           \
-        do {                                                                               \
-                if (!(x))                                                                  \
-                        abort();                                                           \
+#define CHECK(x)                                                                              \
+        do {                                                                                  \
+                if (!(x))                                                                     \
+                        abort();                                                              \
         } while (0)
 
 static int same(const gp_gate_t *a, const gp_part_t *pa, const gp_gate_t *b,
                 const gp_part_t *pb) {
         return a->phase == b->phase && a->old_c == b->old_c && a->new_c == b->new_c &&
-               a->cutoff == b->cutoff && a->cutoff_wall == b->cutoff_wall && a->seq == b->seq &&
-               pa->hi == pb->hi && pa->n[0] == pb->n[0] && pa->n[1] == pb->n[1] &&
-               pa->n[2] == pb->n[2] && pa->late == pb->late && pa->since_t[0] == pb->since_t[0] &&
-               pa->since_t[1] == pb->since_t[1];
+               a->cutoff == b->cutoff && a->cutoff_wall == b->cutoff_wall &&
+               a->seq == b->seq && pa->hi == pb->hi && pa->n[0] == pb->n[0] &&
+               pa->n[1] == pb->n[1] && pa->n[2] == pb->n[2] && pa->late == pb->late &&
+               pa->since_t[0] == pb->since_t[0] && pa->since_t[1] == pb->since_t[1];
 }
 
 /* Routing and deciding from a decoded state. */
@@ -37,7 +37,10 @@ static void exercise(const gp_gate_t *g0, const gp_part_t *p0, uint8_t salt) {
                                .bad_route_old = salt & 8};
         gp_part_t p = *p0;
         int64_t t = g0->cutoff;
-        const int64_t ts[] = {0,         GP_TS_NONE, INT64_MAX, INT64_MIN + 1,
+        const int64_t ts[] = {0,
+                              GP_TS_NONE,
+                              INT64_MAX,
+                              INT64_MIN + 1,
                               t == GP_TS_NONE ? 1 : t,
                               t == GP_TS_NONE || t == INT64_MIN + 1 ? 2 : t - 1};
         for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {

@@ -33,15 +33,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         }
         if (gp_conf_finalize(&conf, &err) == 0) {
-                check(conf.pipeline && (conf.control_file || conf.k8s_configmap) && conf.n_topics >= 1 &&
-                      conf.n_topics <= GP_CONF_MAX_TOPICS);
+                check(conf.pipeline && (conf.control_file || conf.k8s_configmap) &&
+                      conf.n_topics >= 1 && conf.n_topics <= GP_CONF_MAX_TOPICS);
                 check(strstr(conf.transactional_id, "{pipeline}") == NULL);
                 check(strstr(conf.dlq_topic, "{pipeline}") == NULL);
                 for (int i = 0; i < conf.n_topics; i++) {
                         check(gp_conf_topic_name(&conf, conf.topic_blue, conf.topics[i], blue,
                                                  sizeof blue) == 0);
-                        check(gp_conf_topic_name(&conf, conf.topic_green, conf.topics[i], green,
-                                                 sizeof green) == 0);
+                        check(gp_conf_topic_name(&conf, conf.topic_green, conf.topics[i],
+                                                 green, sizeof green) == 0);
                         check(strlen(blue) <= 249 && strlen(green) <= 249);
                         check(strcmp(blue, green) != 0);
                         check(strcmp(blue, conf.dlq_topic) != 0);

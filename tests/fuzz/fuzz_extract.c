@@ -27,17 +27,17 @@
 #include "gate/timeparse.h"
 #include "gate/types.h"
 
-#define CHECK(c)                                                                           \
-        do {                                                                               \
-                if (!(c)) {                                                                \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__,         \
-                                __LINE__, #c);                                             \
-                        abort();                                                           \
-                }                                                                          \
+#define CHECK(c)                                                                              \
+        do {                                                                                  \
+                if (!(c)) {                                                                   \
+                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
+                                #c);                                                          \
+                        abort();                                                              \
+                }                                                                             \
         } while (0)
 
 static const char *const specs[] = {
-        "kafka-timestamp", "header:ts", "json:ts",          "json:meta.ts",
+        "kafka-timestamp", "header:ts",    "json:ts",           "json:meta.ts",
         "json:[0]",        "json:a[1].ts", "json:$.event.time", "json:a.b.c.d.e.f.g.h",
 };
 
@@ -62,9 +62,9 @@ static void expect_text(const char *s, size_t n, gp_unit_t unit, int rc, int64_t
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        static const char *const all[] = {"no-timestamp", "not-json",       "field-missing",
-                                          "wrong-type",   "bad-time",       "header-missing",
-                                          NULL};
+        static const char *const all[] = {
+                "no-timestamp",   "not-json", "field-missing", "wrong-type", "bad-time",
+                "header-missing", NULL};
         if (size < 11)
                 return 0;
         const char *spec = specs[data[0] % (sizeof specs / sizeof specs[0])];

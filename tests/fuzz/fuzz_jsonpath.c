@@ -21,13 +21,13 @@
 
 #include "gate/jsonpath.h"
 
-#define CHECK(c)                                                                           \
-        do {                                                                               \
-                if (!(c)) {                                                                \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__,         \
-                                __LINE__, #c);                                             \
-                        abort();                                                           \
-                }                                                                          \
+#define CHECK(c)                                                                              \
+        do {                                                                                  \
+                if (!(c)) {                                                                   \
+                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
+                                #c);                                                          \
+                        abort();                                                              \
+                }                                                                             \
         } while (0)
 
 static int same_path(const gp_jpath_t *a, const gp_jpath_t *b) {
@@ -36,10 +36,10 @@ static int same_path(const gp_jpath_t *a, const gp_jpath_t *b) {
         for (int k = 0; k < a->nsegs; k++) {
                 if (a->seg[k].is_index != b->seg[k].is_index)
                         return 0;
-                if (a->seg[k].is_index ? a->seg[k].index != b->seg[k].index
-                                       : (a->seg[k].keylen != b->seg[k].keylen ||
-                                          memcmp(a->seg[k].key, b->seg[k].key,
-                                                 a->seg[k].keylen) != 0))
+                if (a->seg[k].is_index
+                            ? a->seg[k].index != b->seg[k].index
+                            : (a->seg[k].keylen != b->seg[k].keylen ||
+                               memcmp(a->seg[k].key, b->seg[k].key, a->seg[k].keylen) != 0))
                         return 0;
         }
         return 1;

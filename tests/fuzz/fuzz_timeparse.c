@@ -18,18 +18,18 @@
 
 #include "gate/timeparse.h"
 
-#define CHECK(c)                                                                           \
-        do {                                                                               \
-                if (!(c)) {                                                                \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__,         \
-                                __LINE__, #c);                                             \
-                        abort();                                                           \
-                }                                                                          \
+#define CHECK(c)                                                                              \
+        do {                                                                                  \
+                if (!(c)) {                                                                   \
+                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
+                                #c);                                                          \
+                        abort();                                                              \
+                }                                                                             \
         } while (0)
 
 /* The span gp_time_parse can return for dates: 0000-01-01T00:00:00+23:59
  * to 9999-12-31T23:59:59.999-23:59. */
-#define YEAR0_MS (-62167219200000LL)
+#define YEAR0_MS     (-62167219200000LL)
 #define YEAR10000_MS 253402300800000LL
 
 static const gp_unit_t units[] = {GP_UNIT_MS, GP_UNIT_S, GP_UNIT_US};

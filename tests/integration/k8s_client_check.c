@@ -29,13 +29,13 @@ static int64_t mono_ms(void) {
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-#define CHECK(cond, ...)                                                               \
-        do {                                                                           \
-                if (!(cond)) {                                                         \
-                        fprintf(stderr, "k8s_client_check: FAIL: " __VA_ARGS__);       \
-                        fputc('\n', stderr);                                           \
-                        exit(1);                                                       \
-                }                                                                      \
+#define CHECK(cond, ...)                                                                      \
+        do {                                                                                  \
+                if (!(cond)) {                                                                \
+                        fprintf(stderr, "k8s_client_check: FAIL: " __VA_ARGS__);              \
+                        fputc('\n', stderr);                                                  \
+                        exit(1);                                                              \
+                }                                                                             \
         } while (0)
 
 static void copy_file(const char *from, const char *to) {
@@ -72,11 +72,13 @@ static int sink(void *opaque, const char *p, size_t n) {
 int main(int argc, char **argv) {
         gp_err_t err;
         if (argc != 7) {
-                fprintf(stderr, "usage: k8s_client_check KUBECONFIG TOKEN_FILE NEXT_TOKEN_FILE "
-                                "NS CONFIGMAP SA_DELETE_CMD\n");
+                fprintf(stderr,
+                        "usage: k8s_client_check KUBECONFIG TOKEN_FILE NEXT_TOKEN_FILE "
+                        "NS CONFIGMAP SA_DELETE_CMD\n");
                 return 2;
         }
-        const char *kc = argv[1], *tok = argv[2], *next = argv[3], *ns = argv[4], *cm = argv[5];
+        const char *kc = argv[1], *tok = argv[2], *next = argv[3], *ns = argv[4],
+                   *cm = argv[5];
         gp_k8s_conf_t *conf = gp_k8s_kubeconfig_load(kc, &err);
         CHECK(conf, "%s", err.msg);
         CHECK(conf->token_file && !strcmp(conf->token_file, tok), "the kubeconfig must use %s",
@@ -110,7 +112,8 @@ int main(int argc, char **argv) {
                 gp_cm_destroy(doc);
                 if (http == 401)
                         break;
-                CHECK(mono_ms() - t0 < 10000, "the deleted ServiceAccount's token still works");
+                CHECK(mono_ms() - t0 < 10000,
+                      "the deleted ServiceAccount's token still works");
                 usleep(100 * 1000);
         }
         CHECK(strstr(err.msg, ": 401 Unauthorized"), "401 message: %s", err.msg);
@@ -195,7 +198,8 @@ int main(int argc, char **argv) {
               "a watch from resourceVersion %s after %s: HTTP %ld, %d lines (%.300s), "
               "no 410",
               rv, expire, http, got.n, got.n ? got.lines[0] : err.msg);
-        printf("ok   watch from resourceVersion %s after the restart and compaction: 410 (%s)\n",
+        printf("ok   watch from resourceVersion %s after the restart and compaction: 410 "
+               "(%s)\n",
                rv, gone);
 
         /* 3b. The watch thread from that version: 410, a GET (the map has not
@@ -216,9 +220,9 @@ int main(int argc, char **argv) {
         gp_k8s_watch_stats(w, &st);
         CHECK(st.relists == 2 && st.gets == 1 && st.watches == 3 && st.failures == 0,
               "watch from %s: %llu re-lists (410), %llu GETs, %llu watch requests, %llu "
-              "failures; want 2, 1, 3, 0", rv, (unsigned long long)st.relists,
-              (unsigned long long)st.gets, (unsigned long long)st.watches,
-              (unsigned long long)st.failures);
+              "failures; want 2, 1, 3, 0",
+              rv, (unsigned long long)st.relists, (unsigned long long)st.gets,
+              (unsigned long long)st.watches, (unsigned long long)st.failures);
         {
                 uint64_t before = gp_k8s_watch_generation(w);
                 gp_kv_t one[] = {{"gate-proxy.check", "after-410"}};
@@ -240,7 +244,8 @@ int main(int argc, char **argv) {
         gp_k8s_watch_stop(w);
         printf("ok   the watch thread from resourceVersion %s: 410, one GET (the same "
                "version), 410, a watch from now: the map, and a change %lld ms after its "
-               "PATCH\n", rv, (long long)t0);
+               "PATCH\n",
+               rv, (long long)t0);
 
         /* 4. The watch thread publishes a change within milliseconds. */
         w = gp_k8s_watch_start(k, ns, cm, &err);

@@ -21,9 +21,9 @@
 
 #include "gate/timeparse.h"
 
-#define EXIT_OK 0
+#define EXIT_OK     0
 #define EXIT_FAILED 1
-#define EXIT_USAGE 2
+#define EXIT_USAGE  2
 
 typedef struct admin {
         const char *bootstrap;
@@ -51,8 +51,8 @@ static rd_kafka_t *kafka_new(admin_t *a) {
         char err[512];
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         const char *kv[][2] = {
-            {"bootstrap.servers", a->bootstrap},
-            {"client.id", "gp-admin"},
+                {"bootstrap.servers", a->bootstrap},
+                {"client.id", "gp-admin"},
         };
         for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
                 if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], err, sizeof(err))) {
@@ -90,7 +90,8 @@ static int partitions(admin_t *a, const char *topic, bool quiet) {
         rd_kafka_resp_err_t err = rd_kafka_metadata(a->rk, 0, rkt, &md, (int)a->timeout_ms);
         if (err) {
                 if (!quiet)
-                        fprintf(stderr, "gp-admin: cannot read the metadata of %s from %s: %s\n",
+                        fprintf(stderr,
+                                "gp-admin: cannot read the metadata of %s from %s: %s\n",
                                 topic, a->bootstrap, rd_kafka_err2str(err));
         } else if (md->topic_cnt != 1 || strcmp(md->topics[0].topic, topic)) {
                 fprintf(stderr, "gp-admin: the broker did not describe %s\n", topic);
@@ -126,8 +127,9 @@ static int wait_visible(admin_t *a, const char *topic, int want) {
                 struct timespec ts = {0, 100 * 1000000L};
                 nanosleep(&ts, NULL);
         }
-        fprintf(stderr, "gp-admin: %s: the broker does not show %d partitions with leaders "
-                        "after %" PRId64 " ms (last seen: %d)\n",
+        fprintf(stderr,
+                "gp-admin: %s: the broker does not show %d partitions with leaders "
+                "after %" PRId64 " ms (last seen: %d)\n",
                 topic, want, a->timeout_ms, n);
         return -1;
 }
@@ -137,13 +139,14 @@ static int admin_call(admin_t *a, const char *topic, int n, bool grow) {
         char err[512];
         int rc = -1;
         rd_kafka_queue_t *q = rd_kafka_queue_new(a->rk);
-        rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(
-            a->rk, grow ? RD_KAFKA_ADMIN_OP_CREATEPARTITIONS : RD_KAFKA_ADMIN_OP_CREATETOPICS);
+        rd_kafka_AdminOptions_t *o =
+                rd_kafka_AdminOptions_new(a->rk, grow ? RD_KAFKA_ADMIN_OP_CREATEPARTITIONS
+                                                      : RD_KAFKA_ADMIN_OP_CREATETOPICS);
         rd_kafka_AdminOptions_set_operation_timeout(o, (int)a->timeout_ms, err, sizeof(err));
         rd_kafka_AdminOptions_set_request_timeout(o, (int)a->timeout_ms, err, sizeof(err));
         if (grow) {
                 rd_kafka_NewPartitions_t *np =
-                    rd_kafka_NewPartitions_new(topic, (size_t)n, err, sizeof(err));
+                        rd_kafka_NewPartitions_new(topic, (size_t)n, err, sizeof(err));
                 if (!np) {
                         fprintf(stderr, "gp-admin: grow %s: %s\n", topic, err);
                         goto out;
@@ -152,15 +155,16 @@ static int admin_call(admin_t *a, const char *topic, int n, bool grow) {
                 rd_kafka_NewPartitions_destroy(np);
         } else {
                 rd_kafka_NewTopic_t *nt =
-                    rd_kafka_NewTopic_new(topic, n, (int)a->replication, err, sizeof(err));
+                        rd_kafka_NewTopic_new(topic, n, (int)a->replication, err, sizeof(err));
                 if (!nt) {
                         fprintf(stderr, "gp-admin: create %s: %s\n", topic, err);
                         goto out;
                 }
                 for (size_t i = 0; i < a->n_tconf; i++)
-                        if (rd_kafka_NewTopic_set_config(nt, a->tconf[2 * i], a->tconf[2 * i + 1])) {
-                                fprintf(stderr, "gp-admin: create %s: --config %s refused\n", topic,
-                                        a->tconf[2 * i]);
+                        if (rd_kafka_NewTopic_set_config(nt, a->tconf[2 * i],
+                                                         a->tconf[2 * i + 1])) {
+                                fprintf(stderr, "gp-admin: create %s: --config %s refused\n",
+                                        topic, a->tconf[2 * i]);
                                 rd_kafka_NewTopic_destroy(nt);
                                 goto out;
                         }
@@ -178,17 +182,18 @@ static int admin_call(admin_t *a, const char *topic, int n, bool grow) {
         } else {
                 size_t cnt = 0;
                 const rd_kafka_topic_result_t **res =
-                    grow ? rd_kafka_CreatePartitions_result_topics(
-                               rd_kafka_event_CreatePartitions_result(ev), &cnt)
-                         : rd_kafka_CreateTopics_result_topics(
-                               rd_kafka_event_CreateTopics_result(ev), &cnt);
-                rd_kafka_resp_err_t e = cnt ? rd_kafka_topic_result_error(res[0])
-                                            : RD_KAFKA_RESP_ERR__BAD_MSG;
+                        grow ? rd_kafka_CreatePartitions_result_topics(
+                                       rd_kafka_event_CreatePartitions_result(ev), &cnt)
+                             : rd_kafka_CreateTopics_result_topics(
+                                       rd_kafka_event_CreateTopics_result(ev), &cnt);
+                rd_kafka_resp_err_t e =
+                        cnt ? rd_kafka_topic_result_error(res[0]) : RD_KAFKA_RESP_ERR__BAD_MSG;
                 if (e) {
-                        const char *s = cnt ? rd_kafka_topic_result_error_string(res[0]) : NULL;
+                        const char *s =
+                                cnt ? rd_kafka_topic_result_error_string(res[0]) : NULL;
                         fprintf(stderr, "gp-admin: %s %s %s %d partitions: %s (%s)\n", what,
-                                topic, grow ? "to" : "with", n, s && *s ? s : rd_kafka_err2str(e),
-                                rd_kafka_err2name(e));
+                                topic, grow ? "to" : "with", n,
+                                s && *s ? s : rd_kafka_err2str(e), rd_kafka_err2name(e));
                 } else {
                         rc = 0;
                 }
@@ -218,8 +223,9 @@ static int cmd_grow(admin_t *a, const char *topic, int n) {
                 return EXIT_FAILED;
         }
         if (have > 0 && have >= n) {
-                fprintf(stderr, "gp-admin: grow %s to %d partitions: it has %d already (a "
-                                "topic can only gain partitions)\n",
+                fprintf(stderr,
+                        "gp-admin: grow %s to %d partitions: it has %d already (a "
+                        "topic can only gain partitions)\n",
                         topic, n, have);
                 return EXIT_FAILED;
         }
@@ -245,8 +251,9 @@ static int cmd_partitions(admin_t *a, const char *topic) {
                 return EXIT_FAILED;
         }
         if (n == -2) {
-                fprintf(stderr, "gp-admin: topic %s: some partition has no leader after %" PRId64
-                                " ms\n",
+                fprintf(stderr,
+                        "gp-admin: topic %s: some partition has no leader after %" PRId64
+                        " ms\n",
                         topic, a->timeout_ms);
                 return EXIT_FAILED;
         }
@@ -260,10 +267,13 @@ static rd_kafka_t *consumer(admin_t *a, const char *group) {
         char err[512];
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         const char *kv[][2] = {
-            {"bootstrap.servers", a->bootstrap}, {"client.id", "gp-admin"},
-            {"group.id", group},                 {"enable.auto.commit", "false"},
-            {"isolation.level", "read_committed"}, {"enable.partition.eof", "true"},
-            {"auto.offset.reset", "earliest"},
+                {"bootstrap.servers", a->bootstrap},
+                {"client.id", "gp-admin"},
+                {"group.id", group},
+                {"enable.auto.commit", "false"},
+                {"isolation.level", "read_committed"},
+                {"enable.partition.eof", "true"},
+                {"auto.offset.reset", "earliest"},
         };
         for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
                 if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], err, sizeof(err))) {
@@ -314,11 +324,13 @@ static int cmd_consume(admin_t *a, const char *group, const char *topic) {
                 goto out;
         for (int i = 0; i < n; i++) {
                 next[i] = -1;
-                rd_kafka_topic_partition_list_add(l, topic, i)->offset = RD_KAFKA_OFFSET_STORED;
+                rd_kafka_topic_partition_list_add(l, topic, i)->offset =
+                        RD_KAFKA_OFFSET_STORED;
         }
         rd_kafka_resp_err_t e = rd_kafka_assign(c, l);
         if (e) {
-                fprintf(stderr, "gp-admin: consume %s: assign: %s\n", topic, rd_kafka_err2str(e));
+                fprintf(stderr, "gp-admin: consume %s: assign: %s\n", topic,
+                        rd_kafka_err2str(e));
                 goto out;
         }
         while (left > 0 && mono_ms() < deadline) {
@@ -341,8 +353,9 @@ static int cmd_consume(admin_t *a, const char *group, const char *topic) {
                 rd_kafka_message_destroy(m);
         }
         if (left > 0) {
-                fprintf(stderr, "gp-admin: consume %s: %d partitions not read to their end "
-                                "after %" PRId64 " ms\n",
+                fprintf(stderr,
+                        "gp-admin: consume %s: %d partitions not read to their end "
+                        "after %" PRId64 " ms\n",
                         topic, left, a->timeout_ms);
                 goto out;
         }
@@ -352,8 +365,8 @@ static int cmd_consume(admin_t *a, const char *group, const char *topic) {
                         rd_kafka_topic_partition_list_add(commit, topic, i)->offset = next[i];
         e = commit->cnt ? rd_kafka_commit(c, commit, 0) : RD_KAFKA_RESP_ERR_NO_ERROR;
         if (e)
-                fprintf(stderr, "gp-admin: consume %s: commit for group %s: %s\n", topic, group,
-                        rd_kafka_err2str(e));
+                fprintf(stderr, "gp-admin: consume %s: commit for group %s: %s\n", topic,
+                        group, rd_kafka_err2str(e));
         else {
                 /* Where the committed offset stops short of the end: a
                  * transaction marker after the last record. */
@@ -408,7 +421,8 @@ static int cmd_lag(admin_t *a, const char *group, const char *topic) {
         }
         for (int i = 0; i < n; i++) {
                 int64_t lo, hi, at = l->elems[i].offset;
-                e = rd_kafka_query_watermark_offsets(c, topic, i, &lo, &hi, (int)a->timeout_ms);
+                e = rd_kafka_query_watermark_offsets(c, topic, i, &lo, &hi,
+                                                     (int)a->timeout_ms);
                 if (e) {
                         fprintf(stderr, "gp-admin: lag: offsets of %s/%d: %s\n", topic, i,
                                 rd_kafka_err2str(e));
@@ -435,7 +449,8 @@ static void usage(FILE *f) {
               "  grow TOPIC PARTITIONS     add partitions to TOPIC so it has PARTITIONS\n"
               "                            (CreatePartitions; a topic can only grow)\n"
               "  partitions TOPIC          print TOPIC's partition count\n"
-              "  consume GROUP TOPIC       read TOPIC (read_committed) from GROUP's committed\n"
+              "  consume GROUP TOPIC       read TOPIC (read_committed) from GROUP's "
+              "committed\n"
               "                            offsets to its end and commit, per partition, the\n"
               "                            offset after the last record read, as a Flink job\n"
               "                            does (never past a trailing transaction marker)\n"
@@ -469,8 +484,8 @@ static void usage(FILE *f) {
 static int num(const char *what, const char *s, int64_t lo, int64_t hi, int64_t *out) {
         const char *why = NULL;
         if (gp_parse_i64(s, strlen(s), out, &why) || *out < lo || *out > hi) {
-                fprintf(stderr, "gp-admin: %s %s: %s (an integer from %" PRId64 " to %" PRId64
-                                ")\n",
+                fprintf(stderr,
+                        "gp-admin: %s %s: %s (an integer from %" PRId64 " to %" PRId64 ")\n",
                         what, s, why ? why : "out of range", lo, hi);
                 return -1;
         }
@@ -481,12 +496,12 @@ static int num(const char *what, const char *s, int64_t lo, int64_t hi, int64_t 
 static int parse_args(admin_t *a, int argc, char **argv) {
         enum { O_BOOT = 256, O_REPL, O_TMO, O_CONF };
         static const struct option opts[] = {
-            {"bootstrap", required_argument, NULL, O_BOOT},
-            {"replication", required_argument, NULL, O_REPL},
-            {"timeout-ms", required_argument, NULL, O_TMO},
-            {"config", required_argument, NULL, O_CONF},
-            {"help", no_argument, NULL, 'h'},
-            {NULL, 0, NULL, 0},
+                {"bootstrap", required_argument, NULL, O_BOOT},
+                {"replication", required_argument, NULL, O_REPL},
+                {"timeout-ms", required_argument, NULL, O_TMO},
+                {"config", required_argument, NULL, O_CONF},
+                {"help", no_argument, NULL, 'h'},
+                {NULL, 0, NULL, 0},
         };
         int o;
         a->replication = -1;
@@ -511,8 +526,9 @@ static int parse_args(admin_t *a, int argc, char **argv) {
                 case O_CONF: {
                         char *eq = strchr(optarg, '=');
                         if (!eq || eq == optarg || a->n_tconf == 16) {
-                                fprintf(stderr, "gp-admin: --config %s: expected key=value (at "
-                                                "most 16)\n",
+                                fprintf(stderr,
+                                        "gp-admin: --config %s: expected key=value (at "
+                                        "most 16)\n",
                                         optarg);
                                 return -1;
                         }
@@ -528,7 +544,8 @@ static int parse_args(admin_t *a, int argc, char **argv) {
                 case 'X': {
                         char *eq = strchr(optarg, '=');
                         if (!eq || eq == optarg) {
-                                fprintf(stderr, "gp-admin: -X %s: expected key=value\n", optarg);
+                                fprintf(stderr, "gp-admin: -X %s: expected key=value\n",
+                                        optarg);
                                 return -1;
                         }
                         *eq = '\0';
@@ -577,21 +594,24 @@ int main(int argc, char **argv) {
         char **args = argv + optind;
         const char *cmd = nargs > 0 ? args[0] : NULL;
         int64_t n = 0;
-        int want = !cmd                            ? -1
-                   : !strcmp(cmd, "create")        ? 3
-                   : !strcmp(cmd, "grow")          ? 3
-                   : !strcmp(cmd, "partitions")    ? 2
-                   : !strcmp(cmd, "consume")       ? 3
-                   : !strcmp(cmd, "lag")           ? 3
-                                                   : -2;
+        int want = !cmd                         ? -1
+                   : !strcmp(cmd, "create")     ? 3
+                   : !strcmp(cmd, "grow")       ? 3
+                   : !strcmp(cmd, "partitions") ? 2
+                   : !strcmp(cmd, "consume")    ? 3
+                   : !strcmp(cmd, "lag")        ? 3
+                                                : -2;
         if (want == -1) {
-                fprintf(stderr, "gp-admin: no command: create, grow, partitions, consume or lag (see --help)\n");
+                fprintf(stderr, "gp-admin: no command: create, grow, partitions, consume or "
+                                "lag (see --help)\n");
                 free(a.xconf);
                 return EXIT_USAGE;
         }
         if (want == -2) {
-                fprintf(stderr, "gp-admin: unknown command '%s': create, grow, partitions, consume or lag "
-                                "(see --help)\n",
+                fprintf(stderr,
+                        "gp-admin: unknown command '%s': create, grow, partitions, consume or "
+                        "lag "
+                        "(see --help)\n",
                         cmd);
                 free(a.xconf);
                 return EXIT_USAGE;
@@ -599,8 +619,8 @@ int main(int argc, char **argv) {
         if (nargs != want) {
                 fprintf(stderr, "gp-admin: %s takes %s (see --help)\n", cmd,
                         !strcmp(cmd, "consume") || !strcmp(cmd, "lag") ? "GROUP TOPIC"
-                        : want == 3             ? "TOPIC PARTITIONS"
-                                                : "TOPIC");
+                        : want == 3                                    ? "TOPIC PARTITIONS"
+                                                                       : "TOPIC");
                 free(a.xconf);
                 return EXIT_USAGE;
         }
@@ -615,7 +635,8 @@ int main(int argc, char **argv) {
                 free(a.xconf);
                 return EXIT_USAGE;
         }
-        if (want == 3 && strcmp(cmd, "consume") && strcmp(cmd, "lag") && num("PARTITIONS", args[2], 1, 100000, &n)) {
+        if (want == 3 && strcmp(cmd, "consume") && strcmp(cmd, "lag") &&
+            num("PARTITIONS", args[2], 1, 100000, &n)) {
                 free(a.xconf);
                 return EXIT_USAGE;
         }

@@ -31,15 +31,15 @@
 #include "gate/jsonpath.h"
 #include "gate/timeparse.h"
 
-#define NONE UINT32_MAX
+#define NONE        UINT32_MAX
 #define MAX_DETAILS 20
 #define ARENA_BLOCK (1u << 20)
-#define HDR_SOURCE GP_HDR_SOURCE
-#define HDR_ERROR GP_HDR_ERROR
+#define HDR_SOURCE  GP_HDR_SOURCE
+#define HDR_ERROR   GP_HDR_ERROR
 
-#define EXIT_OK 0
+#define EXIT_OK       0
 #define EXIT_PROBLEMS 1
-#define EXIT_USAGE 2
+#define EXIT_USAGE    2
 
 /* Where a sink record was found. */
 enum { W_NONE = 0, W_BLUE = 1, W_GREEN = 2, W_DLQ = 3 };
@@ -169,8 +169,8 @@ static void encode(buf_t *b, const rd_kafka_message_t *m, bool strip_gp) {
                 const char *name;
                 const void *val;
                 size_t size;
-                for (size_t i = 0;
-                     !rd_kafka_header_get_all(hdrs, i, &name, &val, &size); i++) {
+                for (size_t i = 0; !rd_kafka_header_get_all(hdrs, i, &name, &val, &size);
+                     i++) {
                         if (strip_gp &&
                             (!strcmp(name, HDR_SOURCE) || !strcmp(name, HDR_ERROR)))
                                 continue;
@@ -470,18 +470,18 @@ static rd_kafka_t *kafka_new(const chk_t *c) {
         /* A group id is needed by rd_kafka_assign() in librdkafka 2.0; the
          * consumer never joins it (no subscribe) and never commits. */
         const char *kv[][2] = {
-            {"bootstrap.servers", c->bootstrap},
-            {"group.id", gid},
-            {"isolation.level", "read_committed"},
-            {"enable.partition.eof", "true"},
-            {"enable.auto.commit", "false"},
-            {"enable.auto.offset.store", "false"},
-            {"auto.offset.reset", "earliest"},
-            {"allow.auto.create.topics", "false"},
-            {"client.id", "gp-check"},
-            /* The end of a partition is seen on an empty fetch: do not let
+                {"bootstrap.servers", c->bootstrap},
+                {"group.id", gid},
+                {"isolation.level", "read_committed"},
+                {"enable.partition.eof", "true"},
+                {"enable.auto.commit", "false"},
+                {"enable.auto.offset.store", "false"},
+                {"auto.offset.reset", "earliest"},
+                {"allow.auto.create.topics", "false"},
+                {"client.id", "gp-check"},
+                /* The end of a partition is seen on an empty fetch: do not let
              * the broker hold that one for the default 500 ms. */
-            {"fetch.wait.max.ms", "50"},
+                {"fetch.wait.max.ms", "50"},
         };
         for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
                 if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], err, sizeof(err)) !=
@@ -520,8 +520,8 @@ static int kafka_partitions(chk_t *c, const char *topic) {
                 return -1;
         }
         int n = -1;
-        rd_kafka_resp_err_t err =
-            rd_kafka_metadata(c->rk, 0, rkt, &md, c->timeout_ms > 0 ? c->timeout_ms : 30000);
+        rd_kafka_resp_err_t err = rd_kafka_metadata(c->rk, 0, rkt, &md,
+                                                    c->timeout_ms > 0 ? c->timeout_ms : 30000);
         if (err) {
                 fprintf(stderr, "gp-check: cannot read the metadata of topic %s from %s: %s\n",
                         topic, c->bootstrap, rd_kafka_err2str(err));
@@ -560,7 +560,7 @@ static int kafka_read(chk_t *c, const char *const *topics, const int *nparts, in
                 total += nparts[t];
                 for (int p = 0; p < nparts[t]; p++)
                         rd_kafka_topic_partition_list_add(tl, topics[t], p)->offset =
-                            RD_KAFKA_OFFSET_BEGINNING;
+                                RD_KAFKA_OFFSET_BEGINNING;
         }
         bool *eof = calloc((size_t)total, sizeof(*eof));
         if (!eof)
@@ -593,7 +593,8 @@ static int kafka_read(chk_t *c, const char *const *topics, const int *nparts, in
                                 for (int t = 0; t < ntopics; t++)
                                         for (int p = 0; p < nparts[t]; p++)
                                                 if (!eof[base[t] + p] && shown++ < 10)
-                                                        fprintf(stderr, " %s/%d", topics[t], p);
+                                                        fprintf(stderr, " %s/%d", topics[t],
+                                                                p);
                                 fprintf(stderr, "%s\n", shown > 10 ? " ..." : "");
                                 rc = -1;
                                 break;
@@ -665,8 +666,9 @@ static int on_source(chk_t *c, int topic, const rd_kafka_message_t *m) {
                 return -1;
         }
         if (sp->n && m->offset <= sp->r[sp->n - 1].offset) {
-                fprintf(stderr, "gp-check: %s/%d: offset %" PRId64 " after %" PRId64
-                                " (read twice?)\n",
+                fprintf(stderr,
+                        "gp-check: %s/%d: offset %" PRId64 " after %" PRId64
+                        " (read twice?)\n",
                         c->source, (int)m->partition, m->offset, sp->r[sp->n - 1].offset);
                 return -1;
         }
@@ -784,9 +786,11 @@ static int on_dlq(chk_t *c, const rd_kafka_message_t *m) {
         }
         if (!parse_source_hdr(v, n, &topic, &tlen, &part, &off)) {
                 c->dlq_nohdr++;
-                note(c, "note: %s/%d@%" PRId64 ": %s '%.*s' is not TOPIC/PARTITION/OFFSET; ignored",
-                     c->dlq, (int)m->partition, m->offset, HDR_SOURCE, (int)(n > 200 ? 200 : n),
-                     (const char *)v);
+                note(c,
+                     "note: %s/%d@%" PRId64
+                     ": %s '%.*s' is not TOPIC/PARTITION/OFFSET; ignored",
+                     c->dlq, (int)m->partition, m->offset, HDR_SOURCE,
+                     (int)(n > 200 ? 200 : n), (const char *)v);
                 return 0;
         }
         if (tlen != strlen(c->source) || memcmp(topic, c->source, tlen)) {
@@ -795,8 +799,9 @@ static int on_dlq(chk_t *c, const rd_kafka_message_t *m) {
         }
         if (part < 0 || part >= c->n_src) {
                 c->duplicates++;
-                problem(c, "duplicate: %s/%d@%" PRId64 " names %s/%" PRId64
-                           ", a partition that does not exist (extra)",
+                problem(c,
+                        "duplicate: %s/%d@%" PRId64 " names %s/%" PRId64
+                        ", a partition that does not exist (extra)",
                         c->dlq, (int)m->partition, m->offset, c->source, part);
                 return 0;
         }
@@ -810,12 +815,14 @@ static int on_dlq(chk_t *c, const rd_kafka_message_t *m) {
         bool dup = false;
         if (i == NONE || !same(&c->src[p].r[i], h, c->scratch.p, c->scratch.len)) {
                 if (i == NONE)
-                        note(c, "note: %s/%d@%" PRId64 " names %s/%u@%" PRId64
-                                ", which is not in the source",
+                        note(c,
+                             "note: %s/%d@%" PRId64 " names %s/%u@%" PRId64
+                             ", which is not in the source",
                              c->dlq, (int)m->partition, m->offset, c->source, p, off);
                 else
-                        note(c, "note: %s/%d@%" PRId64 " differs from %s/%u@%" PRId64
-                                ", the record its header names",
+                        note(c,
+                             "note: %s/%d@%" PRId64 " differs from %s/%u@%" PRId64
+                             ", the record its header names",
                              c->dlq, (int)m->partition, m->offset, c->source, p, off);
                 i = NONE;
         }
@@ -823,8 +830,9 @@ static int on_dlq(chk_t *c, const rd_kafka_message_t *m) {
                 idx_ent_t *e = index_find(c, p, h, c->scratch.p, c->scratch.len);
                 if (!e) {
                         c->duplicates++;
-                        problem(c, "duplicate: %s/%d@%" PRId64
-                                   " matches no record of %s/%u (extra)",
+                        problem(c,
+                                "duplicate: %s/%d@%" PRId64
+                                " matches no record of %s/%u (extra)",
                                 c->dlq, (int)m->partition, m->offset, c->source, p);
                         return 0;
                 }
@@ -844,8 +852,9 @@ static int on_sink(chk_t *c, int topic, const rd_kafka_message_t *m) {
                 return 0;
         if (m->partition >= c->n_src) {
                 c->duplicates++;
-                problem(c, "duplicate: %s/%d@%" PRId64 " is in a partition %s does not have "
-                           "(extra)",
+                problem(c,
+                        "duplicate: %s/%d@%" PRId64 " is in a partition %s does not have "
+                        "(extra)",
                         topic == 0 ? c->blue : c->green, (int)m->partition, m->offset,
                         c->source);
                 return 0;
@@ -922,9 +931,11 @@ static void check_order(chk_t *c, int col, int p) {
                 if (cp->e[i].dup || in[i])
                         continue;
                 c->reordered++;
-                problem(c, "reordered: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
-                           ") is out of source order",
-                        topic, p, cp->e[i].off, c->source, p, c->src[p].r[cp->e[i].pos].offset);
+                problem(c,
+                        "reordered: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
+                        ") is out of source order",
+                        topic, p, cp->e[i].off, c->source, p,
+                        c->src[p].r[cp->e[i].pos].offset);
         }
         free(tail);
         free(prev);
@@ -953,11 +964,13 @@ static void check_routing_window(chk_t *c, int p, int64_t cutoff, int old, int64
                                 last_old = e->pos;
                         if (r->ev_ok && r->ev >= cutoff) {
                                 c->misrouted++;
-                                problem(c, "misrouted: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
-                                           ") has event time %" PRId64 " >= cutoff %" PRId64
-                                           " but is in OLD (%s)",
-                                        old == C_BLUE ? c->blue : c->green, p, e->off, c->source,
-                                        p, r->offset, r->ev, cutoff, colour_word(old));
+                                problem(c,
+                                        "misrouted: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
+                                        ") has event time %" PRId64 " >= cutoff %" PRId64
+                                        " but is in OLD (%s)",
+                                        old == C_BLUE ? c->blue : c->green, p, e->off,
+                                        c->source, p, r->offset, r->ev, cutoff,
+                                        colour_word(old));
                         }
                 }
         if (np)
@@ -967,13 +980,15 @@ static void check_routing_window(chk_t *c, int p, int64_t cutoff, int old, int64
                         if (r->offset >= from && r->offset < until && r->ev_ok &&
                             r->ev < cutoff && (int64_t)e->pos < last_old) {
                                 c->misrouted++;
-                                problem(c, "misrouted: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
-                                           ") has event time %" PRId64 " < cutoff %" PRId64
-                                           " and is in NEW (%s) before the close: the later "
-                                           "source record %s/%d@%" PRId64 " went to OLD",
-                                        neu == C_BLUE ? c->blue : c->green, p, e->off, c->source,
-                                        p, r->offset, r->ev, cutoff, colour_word(neu),
-                                        c->source, p, sp->r[last_old].offset);
+                                problem(c,
+                                        "misrouted: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
+                                        ") has event time %" PRId64 " < cutoff %" PRId64
+                                        " and is in NEW (%s) before the close: the later "
+                                        "source record %s/%d@%" PRId64 " went to OLD",
+                                        neu == C_BLUE ? c->blue : c->green, p, e->off,
+                                        c->source, p, r->offset, r->ev, cutoff,
+                                        colour_word(neu), c->source, p,
+                                        sp->r[last_old].offset);
                         }
                 }
 }
@@ -993,82 +1008,90 @@ static void check_routing(chk_t *c, int p) {
 /* ---- command line -------------------------------------------------------- */
 
 static void usage(FILE *f) {
-        fputs(
-            "usage: gp-check --bootstrap HOST:PORT --source S [--blue S.blue] [--green S.green]\n"
-            "                [--dlq TOPIC] [--cutoff T --old blue|green [--since P:OFF,...]\n"
-            "                               | --hops FILE] [--end-offsets]\n"
-            "                [--event-time kafka-timestamp|json:PATH|header:NAME] [--unit ms|s|us]\n"
-            "                [--timeout-ms 30000] [-X key=value]... [--verbose]\n"
-            "\n"
-            "Checks what gate-proxy wrote, independently of gate-proxy. Run it when no\n"
-            "transaction is open (proxy stopped or idle): it reads every partition of S,\n"
-            "S.blue, S.green (and the DLQ) from the beginning to the end as a\n"
-            "read_committed consumer sees them (plain assignment, no group membership,\n"
-            "nothing committed), then compares, per source partition p, the records of\n"
-            "S/p with S.blue/p, S.green/p and the DLQ records whose header\n"
-            "gate-proxy.source is \"S/p/OFFSET\".\n"
-            "\n"
-            "A record's identity is its key, value, headers and timestamp, byte for byte\n"
-            "(for a DLQ record the headers gate-proxy.source and gate-proxy.error are left\n"
-            "out). Identical records in one source partition are counted as a multiset.\n"
-            "\n"
-            "It prints one line on stdout:\n"
-            "  checked=N duplicates=D missing=M reordered=R misrouted=X\n"
-            "  checked     source records examined (all partitions)\n"
-            "  missing     source records found in none of blue, green, DLQ (lost)\n"
-            "  duplicates  records found more often in blue+green+DLQ than in the source\n"
-            "              (in both colours, twice in one), plus records in a colour topic\n"
-            "              or the DLQ that match no source record of that partition\n"
-            "  reordered   records of a colour partition out of their source order: those\n"
-            "              outside a longest in-order subsequence (one swap counts 1)\n"
-            "  misrouted   only with --cutoff and --old (NEW is the other colour), judged on\n"
-            "              the source record's event time ts:\n"
-            "                ts >= T in OLD;\n"
-            "                ts < T in NEW before the close, i.e. before (in source order)\n"
-            "                the last record its partition sent to OLD.\n"
-            "              Records whose event time cannot be read are never misrouted\n"
-            "              (they belong in the DLQ, or in OLD with bad-record=route-old).\n"
-            "\n"
-            "Options:\n"
-            "  --bootstrap HOST:PORT  the broker (required)\n"
-            "  --source S             the source topic (required)\n"
-            "  --blue TOPIC           default S.blue\n"
-            "  --green TOPIC          default S.green\n"
-            "  --dlq TOPIC            the dead-letter topic; without it, records the proxy\n"
-            "                         sent there count as missing. DLQ records of other\n"
-            "                         source topics are ignored.\n"
-            "  --cutoff T             the cutoff: epoch ms, or RFC 3339\n"
-            "                         (2026-01-02T03:04:05.678Z)\n"
-            "  --old blue|green       the colour that owned traffic before the transition\n"
-            "  --since P:OFF,...      judge the routing only from these source offsets on\n"
-            "                         (the records of earlier transitions are left out)\n"
-            "  --end-offsets          print the source's end offsets as P:OFF,... and stop\n"
-            "  --hops FILE            judge several transitions in one run (instead of\n"
-            "                         --cutoff, --old, --since): one line per transition,\n"
-            "                         in order, \"T OLD P:OFF,...\" (the --end-offsets at its\n"
-            "                         start); each is judged on the source offsets from its\n"
-            "                         own up to the next line's. Blank lines and lines\n"
-            "                         starting with # are skipped\n"
-            "  --event-time SPEC      how to read the event time, as the proxy's\n"
-            "                         gate.event-time: kafka-timestamp (default), json:PATH\n"
-            "                         (e.g. json:ts, json:a.b[0].t; a number in --unit or a\n"
-            "                         string: number or RFC 3339), header:NAME\n"
-            "  --unit ms|s|us         unit of a numeric event time (default ms)\n"
-            "  --timeout-ms N         give up (exit 2) when reading makes no progress for N\n"
-            "                         ms (default 30000; 0 = wait for ever)\n"
-            "  -X key=value           a librdkafka consumer property (repeatable)\n"
-            "  --verbose              on stderr: read statistics and the first 20 problems\n"
-            "                         (topic/partition@offset and why)\n"
-            "  --help                 this text\n"
-            "\n"
-            "Exit status: 0 all of duplicates, missing, reordered, misrouted are 0;\n"
-            "1 some are not; 2 usage error or Kafka error (e.g. a topic does not exist).\n"
-            "\n"
-            "Examples:\n"
-            "  gp-check --bootstrap 127.0.0.1:19092 --source orders\n"
-            "  gp-check --bootstrap 127.0.0.1:19092 --source orders --dlq p1.dlq \\\n"
-            "           --cutoff 1767225600000 --old blue --event-time json:ts --verbose\n",
-            f);
+        fputs("usage: gp-check --bootstrap HOST:PORT --source S [--blue S.blue] [--green "
+              "S.green]\n"
+              "                [--dlq TOPIC] [--cutoff T --old blue|green [--since "
+              "P:OFF,...]\n"
+              "                               | --hops FILE] [--end-offsets]\n"
+              "                [--event-time kafka-timestamp|json:PATH|header:NAME] [--unit "
+              "ms|s|us]\n"
+              "                [--timeout-ms 30000] [-X key=value]... [--verbose]\n"
+              "\n"
+              "Checks what gate-proxy wrote, independently of gate-proxy. Run it when no\n"
+              "transaction is open (proxy stopped or idle): it reads every partition of S,\n"
+              "S.blue, S.green (and the DLQ) from the beginning to the end as a\n"
+              "read_committed consumer sees them (plain assignment, no group membership,\n"
+              "nothing committed), then compares, per source partition p, the records of\n"
+              "S/p with S.blue/p, S.green/p and the DLQ records whose header\n"
+              "gate-proxy.source is \"S/p/OFFSET\".\n"
+              "\n"
+              "A record's identity is its key, value, headers and timestamp, byte for byte\n"
+              "(for a DLQ record the headers gate-proxy.source and gate-proxy.error are left\n"
+              "out). Identical records in one source partition are counted as a multiset.\n"
+              "\n"
+              "It prints one line on stdout:\n"
+              "  checked=N duplicates=D missing=M reordered=R misrouted=X\n"
+              "  checked     source records examined (all partitions)\n"
+              "  missing     source records found in none of blue, green, DLQ (lost)\n"
+              "  duplicates  records found more often in blue+green+DLQ than in the source\n"
+              "              (in both colours, twice in one), plus records in a colour topic\n"
+              "              or the DLQ that match no source record of that partition\n"
+              "  reordered   records of a colour partition out of their source order: those\n"
+              "              outside a longest in-order subsequence (one swap counts 1)\n"
+              "  misrouted   only with --cutoff and --old (NEW is the other colour), judged "
+              "on\n"
+              "              the source record's event time ts:\n"
+              "                ts >= T in OLD;\n"
+              "                ts < T in NEW before the close, i.e. before (in source order)\n"
+              "                the last record its partition sent to OLD.\n"
+              "              Records whose event time cannot be read are never misrouted\n"
+              "              (they belong in the DLQ, or in OLD with bad-record=route-old).\n"
+              "\n"
+              "Options:\n"
+              "  --bootstrap HOST:PORT  the broker (required)\n"
+              "  --source S             the source topic (required)\n"
+              "  --blue TOPIC           default S.blue\n"
+              "  --green TOPIC          default S.green\n"
+              "  --dlq TOPIC            the dead-letter topic; without it, records the proxy\n"
+              "                         sent there count as missing. DLQ records of other\n"
+              "                         source topics are ignored.\n"
+              "  --cutoff T             the cutoff: epoch ms, or RFC 3339\n"
+              "                         (2026-01-02T03:04:05.678Z)\n"
+              "  --old blue|green       the colour that owned traffic before the transition\n"
+              "  --since P:OFF,...      judge the routing only from these source offsets on\n"
+              "                         (the records of earlier transitions are left out)\n"
+              "  --end-offsets          print the source's end offsets as P:OFF,... and stop\n"
+              "  --hops FILE            judge several transitions in one run (instead of\n"
+              "                         --cutoff, --old, --since): one line per transition,\n"
+              "                         in order, \"T OLD P:OFF,...\" (the --end-offsets at "
+              "its\n"
+              "                         start); each is judged on the source offsets from "
+              "its\n"
+              "                         own up to the next line's. Blank lines and lines\n"
+              "                         starting with # are skipped\n"
+              "  --event-time SPEC      how to read the event time, as the proxy's\n"
+              "                         gate.event-time: kafka-timestamp (default), "
+              "json:PATH\n"
+              "                         (e.g. json:ts, json:a.b[0].t; a number in --unit or "
+              "a\n"
+              "                         string: number or RFC 3339), header:NAME\n"
+              "  --unit ms|s|us         unit of a numeric event time (default ms)\n"
+              "  --timeout-ms N         give up (exit 2) when reading makes no progress for "
+              "N\n"
+              "                         ms (default 30000; 0 = wait for ever)\n"
+              "  -X key=value           a librdkafka consumer property (repeatable)\n"
+              "  --verbose              on stderr: read statistics and the first 20 problems\n"
+              "                         (topic/partition@offset and why)\n"
+              "  --help                 this text\n"
+              "\n"
+              "Exit status: 0 all of duplicates, missing, reordered, misrouted are 0;\n"
+              "1 some are not; 2 usage error or Kafka error (e.g. a topic does not exist).\n"
+              "\n"
+              "Examples:\n"
+              "  gp-check --bootstrap 127.0.0.1:19092 --source orders\n"
+              "  gp-check --bootstrap 127.0.0.1:19092 --source orders --dlq p1.dlq \\\n"
+              "           --cutoff 1767225600000 --old blue --event-time json:ts --verbose\n",
+              f);
 }
 
 static char *dup_suffix(const char *s, const char *suffix) {
@@ -1087,25 +1110,38 @@ static char *xstrdup(const char *s) {
 
 /* 0, 1 (help printed) or -1 (usage error printed). */
 static int parse_args(chk_t *c, int argc, char **argv) {
-        enum { O_BOOT = 256, O_SRC, O_BLUE, O_GREEN, O_DLQ, O_CUT, O_OLD, O_ET, O_UNIT, O_TMO,
-               O_SINCE, O_END, O_HOPS };
+        enum {
+                O_BOOT = 256,
+                O_SRC,
+                O_BLUE,
+                O_GREEN,
+                O_DLQ,
+                O_CUT,
+                O_OLD,
+                O_ET,
+                O_UNIT,
+                O_TMO,
+                O_SINCE,
+                O_END,
+                O_HOPS
+        };
         static const struct option opts[] = {
-            {"bootstrap", required_argument, NULL, O_BOOT},
-            {"source", required_argument, NULL, O_SRC},
-            {"blue", required_argument, NULL, O_BLUE},
-            {"green", required_argument, NULL, O_GREEN},
-            {"dlq", required_argument, NULL, O_DLQ},
-            {"cutoff", required_argument, NULL, O_CUT},
-            {"old", required_argument, NULL, O_OLD},
-            {"event-time", required_argument, NULL, O_ET},
-            {"unit", required_argument, NULL, O_UNIT},
-            {"timeout-ms", required_argument, NULL, O_TMO},
-            {"since", required_argument, NULL, O_SINCE},
-            {"end-offsets", no_argument, NULL, O_END},
-            {"hops", required_argument, NULL, O_HOPS},
-            {"verbose", no_argument, NULL, 'v'},
-            {"help", no_argument, NULL, 'h'},
-            {NULL, 0, NULL, 0},
+                {"bootstrap", required_argument, NULL, O_BOOT},
+                {"source", required_argument, NULL, O_SRC},
+                {"blue", required_argument, NULL, O_BLUE},
+                {"green", required_argument, NULL, O_GREEN},
+                {"dlq", required_argument, NULL, O_DLQ},
+                {"cutoff", required_argument, NULL, O_CUT},
+                {"old", required_argument, NULL, O_OLD},
+                {"event-time", required_argument, NULL, O_ET},
+                {"unit", required_argument, NULL, O_UNIT},
+                {"timeout-ms", required_argument, NULL, O_TMO},
+                {"since", required_argument, NULL, O_SINCE},
+                {"end-offsets", no_argument, NULL, O_END},
+                {"hops", required_argument, NULL, O_HOPS},
+                {"verbose", no_argument, NULL, 'v'},
+                {"help", no_argument, NULL, 'h'},
+                {NULL, 0, NULL, 0},
         };
         const char *blue = NULL, *green = NULL, *cut = NULL, *old = NULL;
         const char *et = "kafka-timestamp", *why = NULL;
@@ -1157,7 +1193,8 @@ static int parse_args(chk_t *c, int argc, char **argv) {
                         else if (!strcmp(optarg, "us"))
                                 c->unit = GP_UNIT_US;
                         else {
-                                fprintf(stderr, "gp-check: --unit %s: not ms, s or us\n", optarg);
+                                fprintf(stderr, "gp-check: --unit %s: not ms, s or us\n",
+                                        optarg);
                                 return -1;
                         }
                         break;
@@ -1165,8 +1202,9 @@ static int parse_args(chk_t *c, int argc, char **argv) {
                         int64_t v;
                         if (gp_parse_i64(optarg, strlen(optarg), &v, &why) || v < 0 ||
                             v > INT32_MAX) {
-                                fprintf(stderr, "gp-check: --timeout-ms %s: not a number of ms "
-                                                "(0 to 2147483647)\n",
+                                fprintf(stderr,
+                                        "gp-check: --timeout-ms %s: not a number of ms "
+                                        "(0 to 2147483647)\n",
                                         optarg);
                                 return -1;
                         }
@@ -1176,11 +1214,13 @@ static int parse_args(chk_t *c, int argc, char **argv) {
                 case 'X': {
                         char *eq = strchr(optarg, '=');
                         if (!eq || eq == optarg) {
-                                fprintf(stderr, "gp-check: -X %s: expected key=value\n", optarg);
+                                fprintf(stderr, "gp-check: -X %s: expected key=value\n",
+                                        optarg);
                                 return -1;
                         }
                         *eq = '\0';
-                        c->xconf = xrealloc(c->xconf, (c->n_xconf + 1) * 2 * sizeof(*c->xconf));
+                        c->xconf =
+                                xrealloc(c->xconf, (c->n_xconf + 1) * 2 * sizeof(*c->xconf));
                         c->xconf[2 * c->n_xconf] = optarg;
                         c->xconf[2 * c->n_xconf + 1] = eq + 1;
                         c->n_xconf++;
@@ -1203,11 +1243,13 @@ static int parse_args(chk_t *c, int argc, char **argv) {
                 }
         }
         if (optind < argc) {
-                fprintf(stderr, "gp-check: unexpected argument '%s' (see --help)\n", argv[optind]);
+                fprintf(stderr, "gp-check: unexpected argument '%s' (see --help)\n",
+                        argv[optind]);
                 return -1;
         }
         if (!c->bootstrap || !c->source || !*c->source) {
-                fprintf(stderr, "gp-check: --bootstrap and --source are required (see --help)\n");
+                fprintf(stderr,
+                        "gp-check: --bootstrap and --source are required (see --help)\n");
                 return -1;
         }
         if (!cut != !old) {
@@ -1220,8 +1262,8 @@ static int parse_args(chk_t *c, int argc, char **argv) {
         }
         if (cut) {
                 if (gp_time_parse(cut, strlen(cut), GP_UNIT_MS, &c->cutoff, &why)) {
-                        fprintf(stderr, "gp-check: --cutoff %s: %s (epoch ms or RFC 3339)\n", cut,
-                                why ? why : "not a time");
+                        fprintf(stderr, "gp-check: --cutoff %s: %s (epoch ms or RFC 3339)\n",
+                                cut, why ? why : "not a time");
                         return -1;
                 }
                 if (!strcmp(old, "blue"))
@@ -1247,8 +1289,9 @@ static int parse_args(chk_t *c, int argc, char **argv) {
                 c->et_kind = ET_HEADER;
                 c->et_header = et + 7;
         } else {
-                fprintf(stderr, "gp-check: --event-time %s: not kafka-timestamp, json:PATH or "
-                                "header:NAME\n",
+                fprintf(stderr,
+                        "gp-check: --event-time %s: not kafka-timestamp, json:PATH or "
+                        "header:NAME\n",
                         et);
                 return -1;
         }
@@ -1258,8 +1301,9 @@ static int parse_args(chk_t *c, int argc, char **argv) {
         for (int i = 0; i < 4; i++)
                 for (int j = i + 1; j < 4; j++)
                         if (names[i] && names[j] && !strcmp(names[i], names[j])) {
-                                fprintf(stderr, "gp-check: topic %s given twice (source, blue, "
-                                                "green and dlq must differ)\n",
+                                fprintf(stderr,
+                                        "gp-check: topic %s given twice (source, blue, "
+                                        "green and dlq must differ)\n",
                                         names[i]);
                                 return -1;
                         }
@@ -1327,11 +1371,14 @@ static int parse_since_into(chk_t *c, const char *arg, int64_t **out) {
                 if (!end)
                         end = s + strlen(s);
                 int64_t part, off;
-                if (!colon || colon > end || gp_parse_i64(s, (size_t)(colon - s), &part, &why) ||
-                    gp_parse_i64(colon + 1, (size_t)(end - colon - 1), &off, &why) || part < 0 ||
-                    part >= c->n_src || off < 0) {
-                        fprintf(stderr, "gp-check: --since %s: expected P:OFFSET,... with P a "
-                                        "partition of %s\n", arg, c->source);
+                if (!colon || colon > end ||
+                    gp_parse_i64(s, (size_t)(colon - s), &part, &why) ||
+                    gp_parse_i64(colon + 1, (size_t)(end - colon - 1), &off, &why) ||
+                    part < 0 || part >= c->n_src || off < 0) {
+                        fprintf(stderr,
+                                "gp-check: --since %s: expected P:OFFSET,... with P a "
+                                "partition of %s\n",
+                                arg, c->source);
                         return -1;
                 }
                 since[part] = off;
@@ -1373,8 +1420,8 @@ static int parse_hops(chk_t *c) {
                         break;
                 }
                 if (gp_time_parse(t, strlen(t), GP_UNIT_MS, &h.cutoff, &why)) {
-                        fprintf(stderr, "gp-check: %s:%d: cutoff %s: %s\n", c->hops_path, lineno,
-                                t, why ? why : "not a time");
+                        fprintf(stderr, "gp-check: %s:%d: cutoff %s: %s\n", c->hops_path,
+                                lineno, t, why ? why : "not a time");
                         rc = -1;
                         break;
                 }
@@ -1383,8 +1430,8 @@ static int parse_hops(chk_t *c) {
                 else if (!strcmp(o, "green"))
                         h.old_c = C_GREEN;
                 else {
-                        fprintf(stderr, "gp-check: %s:%d: %s: not blue or green\n", c->hops_path,
-                                lineno, o);
+                        fprintf(stderr, "gp-check: %s:%d: %s: not blue or green\n",
+                                c->hops_path, lineno, o);
                         rc = -1;
                         break;
                 }
@@ -1397,9 +1444,10 @@ static int parse_hops(chk_t *c) {
                 if (c->n_hops)
                         for (int p = 0; p < c->n_src; p++)
                                 if (h.since[p] < c->hops[c->n_hops - 1].since[p]) {
-                                        fprintf(stderr, "gp-check: %s:%d: partition %d starts at "
-                                                        "%" PRId64 ", before the previous "
-                                                        "hop's %" PRId64 "\n",
+                                        fprintf(stderr,
+                                                "gp-check: %s:%d: partition %d starts at "
+                                                "%" PRId64 ", before the previous "
+                                                "hop's %" PRId64 "\n",
                                                 c->hops_path, lineno, p, h.since[p],
                                                 c->hops[c->n_hops - 1].since[p]);
                                         rc = -1;
@@ -1483,11 +1531,12 @@ static int run(chk_t *c) {
                         " in the DLQ; %" PRIu64 " source records with no readable event time; "
                         "DLQ records ignored: %" PRIu64 " of other topics, %" PRIu64
                         " without a usable %s header; source bytes kept: %zu\n",
-                        c->found[W_BLUE], c->blue, c->found[W_GREEN], c->green, c->found[W_DLQ],
-                        c->unreadable, c->dlq_other, c->dlq_nohdr, HDR_SOURCE, c->arena.total);
+                        c->found[W_BLUE], c->blue, c->found[W_GREEN], c->green,
+                        c->found[W_DLQ], c->unreadable, c->dlq_other, c->dlq_nohdr, HDR_SOURCE,
+                        c->arena.total);
         }
-        printf("checked=%" PRIu64 " duplicates=%" PRIu64 " missing=%" PRIu64 " reordered=%" PRIu64
-               " misrouted=%" PRIu64 "\n",
+        printf("checked=%" PRIu64 " duplicates=%" PRIu64 " missing=%" PRIu64
+               " reordered=%" PRIu64 " misrouted=%" PRIu64 "\n",
                c->checked, c->duplicates, c->missing, c->reordered, c->misrouted);
         fflush(stdout);
         return c->duplicates || c->missing || c->reordered || c->misrouted ? EXIT_PROBLEMS

@@ -27,10 +27,10 @@
 
 #include "gate/timeparse.h"
 
-#define EXIT_OK 0
+#define EXIT_OK     0
 #define EXIT_FAILED 1
-#define EXIT_USAGE 2
-#define MAX_PAD (1 << 20)
+#define EXIT_USAGE  2
+#define MAX_PAD     (1 << 20)
 
 enum { F_JSON = 0, F_AVRO, F_CONFLUENT };
 
@@ -113,10 +113,10 @@ static rd_kafka_t *kafka_new(prod_t *g) {
         char err[512];
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         const char *kv[][2] = {
-            {"bootstrap.servers", g->bootstrap},
-            {"enable.idempotence", "true"},
-            {"client.id", "gp-produce"},
-            {"linger.ms", "5"},
+                {"bootstrap.servers", g->bootstrap},
+                {"enable.idempotence", "true"},
+                {"client.id", "gp-produce"},
+                {"linger.ms", "5"},
         };
         for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
                 if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], err, sizeof(err))) {
@@ -187,7 +187,8 @@ static int create_topic(prod_t *g, int n) {
                 return -1;
         }
         rd_kafka_queue_t *q = rd_kafka_queue_new(g->rk);
-        rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(g->rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+        rd_kafka_AdminOptions_t *o =
+                rd_kafka_AdminOptions_new(g->rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
         rd_kafka_AdminOptions_set_operation_timeout(o, 30000, err, sizeof(err));
         rd_kafka_CreateTopics(g->rk, &nt, 1, o, q);
         rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 60000);
@@ -198,8 +199,8 @@ static int create_topic(prod_t *g, int n) {
                         rd_kafka_event_error_string(ev));
         } else {
                 size_t cnt = 0;
-                const rd_kafka_topic_result_t **res =
-                    rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &cnt);
+                const rd_kafka_topic_result_t **res = rd_kafka_CreateTopics_result_topics(
+                        rd_kafka_event_CreateTopics_result(ev), &cnt);
                 rd_kafka_resp_err_t e = cnt ? rd_kafka_topic_result_error(res[0]) : 0;
                 if (e && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
                         fprintf(stderr, "gp-produce: creating %s: %s\n", g->topic,
@@ -207,7 +208,8 @@ static int create_topic(prod_t *g, int n) {
                 else {
                         rc = 0;
                         if (!g->quiet)
-                                fprintf(stderr, "gp-produce: created topic %s with %d partitions\n",
+                                fprintf(stderr,
+                                        "gp-produce: created topic %s with %d partitions\n",
                                         g->topic, n);
                 }
         }
@@ -230,15 +232,17 @@ static int ensure_topic(prod_t *g) {
                 if (n > 0) {
                         g->nparts = n;
                         if (g->partitions_hint > 0 && n != g->partitions_hint)
-                                fprintf(stderr, "gp-produce: warning: %s has %d partitions, not "
-                                                "%" PRId64 "\n",
+                                fprintf(stderr,
+                                        "gp-produce: warning: %s has %d partitions, not "
+                                        "%" PRId64 "\n",
                                         g->topic, n, g->partitions_hint);
                         return 0;
                 }
                 if (n == 0 && !created) {
                         if (g->partitions_hint <= 0) {
-                                fprintf(stderr, "gp-produce: topic %s does not exist on %s "
-                                                "(--partitions-hint N creates it)\n",
+                                fprintf(stderr,
+                                        "gp-produce: topic %s does not exist on %s "
+                                        "(--partitions-hint N creates it)\n",
                                         g->topic, g->bootstrap);
                                 return -1;
                         }
@@ -279,7 +283,7 @@ static void enc_fini(prod_t *g) {
 /* Encodes record id into buf (after the 5-byte header in the Confluent
  * format); returns the length. */
 static size_t enc_record(prod_t *g, int64_t id, int64_t ev, const char *pad, char *buf,
-                          size_t cap) {
+                         size_t cap) {
         avro_value_t f, e, b, m;
         char name[32];
         avro_value_reset(&g->rec);
@@ -312,8 +316,9 @@ static size_t enc_record(prod_t *g, int64_t id, int64_t ev, const char *pad, cha
         avro_value_get_by_name(&g->rec, "price", &f, NULL);
         avro_value_set_double(&f, (double)id / 4.0);
         avro_value_get_by_name(&g->rec, "meta", &m, NULL);
-        if (avro_value_get_by_name(&m, "source", &e, NULL) || avro_value_set_string(&e, "gp") ||
-            avro_value_get_by_name(&m, "ts", &e, NULL) || avro_value_set_long(&e, ev))
+        if (avro_value_get_by_name(&m, "source", &e, NULL) ||
+            avro_value_set_string(&e, "gp") || avro_value_get_by_name(&m, "ts", &e, NULL) ||
+            avro_value_set_long(&e, ev))
                 enc_die("meta");
         avro_value_get_by_name(&g->rec, "pad", &f, NULL);
         avro_value_set_string(&f, pad);
@@ -341,7 +346,8 @@ static void make_record(prod_t *g, int64_t i, uint64_t *rng, char **val, size_t 
         int64_t id = g->start_id + i;
         int64_t jitter = 0;
         if (g->disorder > 0)
-                jitter = (int64_t)(rng_next(rng) % (uint64_t)(2 * g->disorder + 1)) - g->disorder;
+                jitter = (int64_t)(rng_next(rng) % (uint64_t)(2 * g->disorder + 1)) -
+                         g->disorder;
         *ev = g->ts_start + i * g->ts_step + jitter;
         if (*ev < 0)
                 *ev = 0;
@@ -366,7 +372,8 @@ static void make_record(prod_t *g, int64_t i, uint64_t *rng, char **val, size_t 
                 if (bad) {
                         int kind = (int)(((i + 1) / g->bad_every) % 3);
                         if (kind == 1) { /* confluent: bad-frame; avro: a bad varint */
-                                memcpy(*val, g->format == F_CONFLUENT ? "not avro" : "\xff\xff\xff",
+                                memcpy(*val,
+                                       g->format == F_CONFLUENT ? "not avro" : "\xff\xff\xff",
                                        g->format == F_CONFLUENT ? 8 : 3);
                                 *vlen = g->format == F_CONFLUENT ? 8 : 3;
                         } else if (kind == 2 || g->format == F_AVRO) { /* truncated */
@@ -386,8 +393,9 @@ static void make_record(prod_t *g, int64_t i, uint64_t *rng, char **val, size_t 
         else if (bad)
                 n = snprintf(*val, *vcap, "{\"id\":%" PRId64 ",\"pad\":\"%s\"}", id, pad);
         else
-                n = snprintf(*val, *vcap, "{\"id\":%" PRId64 ",\"ts\":%" PRId64 ",\"pad\":\"%s\"}",
-                             id, *ev, pad);
+                n = snprintf(*val, *vcap,
+                             "{\"id\":%" PRId64 ",\"ts\":%" PRId64 ",\"pad\":\"%s\"}", id, *ev,
+                             pad);
         *vlen = (size_t)n;
 }
 
@@ -434,27 +442,35 @@ static int produce_all(prod_t *g) {
                         rd_kafka_resp_err_t err;
                         if (g->ts_header)
                                 err = rd_kafka_producev(
-                                    g->rk, RD_KAFKA_V_TOPIC(g->topic), RD_KAFKA_V_PARTITION(part),
-                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                    RD_KAFKA_V_KEY(has_key ? key : NULL, has_key ? strlen(key) : 0),
-                                    RD_KAFKA_V_VALUE(val, vlen), RD_KAFKA_V_TIMESTAMP(ev),
-                                    RD_KAFKA_V_HEADER("h", hval, g->headers ? (ssize_t)hlen : 0),
-                                    RD_KAFKA_V_HEADER(g->ts_header, tsval, (ssize_t)tslen),
-                                    RD_KAFKA_V_END);
+                                        g->rk, RD_KAFKA_V_TOPIC(g->topic),
+                                        RD_KAFKA_V_PARTITION(part),
+                                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                        RD_KAFKA_V_KEY(has_key ? key : NULL,
+                                                       has_key ? strlen(key) : 0),
+                                        RD_KAFKA_V_VALUE(val, vlen), RD_KAFKA_V_TIMESTAMP(ev),
+                                        RD_KAFKA_V_HEADER("h", hval,
+                                                          g->headers ? (ssize_t)hlen : 0),
+                                        RD_KAFKA_V_HEADER(g->ts_header, tsval, (ssize_t)tslen),
+                                        RD_KAFKA_V_END);
                         else if (g->headers)
                                 err = rd_kafka_producev(
-                                    g->rk, RD_KAFKA_V_TOPIC(g->topic), RD_KAFKA_V_PARTITION(part),
-                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                    RD_KAFKA_V_KEY(has_key ? key : NULL, has_key ? strlen(key) : 0),
-                                    RD_KAFKA_V_VALUE(val, vlen), RD_KAFKA_V_TIMESTAMP(ev),
-                                    RD_KAFKA_V_HEADER("h", hval, (ssize_t)hlen), RD_KAFKA_V_END);
+                                        g->rk, RD_KAFKA_V_TOPIC(g->topic),
+                                        RD_KAFKA_V_PARTITION(part),
+                                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                        RD_KAFKA_V_KEY(has_key ? key : NULL,
+                                                       has_key ? strlen(key) : 0),
+                                        RD_KAFKA_V_VALUE(val, vlen), RD_KAFKA_V_TIMESTAMP(ev),
+                                        RD_KAFKA_V_HEADER("h", hval, (ssize_t)hlen),
+                                        RD_KAFKA_V_END);
                         else
                                 err = rd_kafka_producev(
-                                    g->rk, RD_KAFKA_V_TOPIC(g->topic), RD_KAFKA_V_PARTITION(part),
-                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                    RD_KAFKA_V_KEY(has_key ? key : NULL, has_key ? strlen(key) : 0),
-                                    RD_KAFKA_V_VALUE(val, vlen), RD_KAFKA_V_TIMESTAMP(ev),
-                                    RD_KAFKA_V_END);
+                                        g->rk, RD_KAFKA_V_TOPIC(g->topic),
+                                        RD_KAFKA_V_PARTITION(part),
+                                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                        RD_KAFKA_V_KEY(has_key ? key : NULL,
+                                                       has_key ? strlen(key) : 0),
+                                        RD_KAFKA_V_VALUE(val, vlen), RD_KAFKA_V_TIMESTAMP(ev),
+                                        RD_KAFKA_V_END);
                         if (!err)
                                 break;
                         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
@@ -489,8 +505,8 @@ out:
         while (rd_kafka_outq_len(g->rk) > 0 && mono_ms() < deadline) {
                 rd_kafka_flush(g->rk, 1000);
                 if (rd_kafka_outq_len(g->rk) > 0 && !g->quiet)
-                        fprintf(stderr, "gp-produce: %s: waiting for %d deliveries\n", g->topic,
-                                rd_kafka_outq_len(g->rk));
+                        fprintf(stderr, "gp-produce: %s: waiting for %d deliveries\n",
+                                g->topic, rd_kafka_outq_len(g->rk));
         }
         if (rd_kafka_outq_len(g->rk) > 0) {
                 fprintf(stderr, "gp-produce: %d records not delivered within %" PRId64 " ms\n",
@@ -599,8 +615,8 @@ static void usage(FILE *f) {
 static int num(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out) {
         const char *why = NULL;
         if (gp_parse_i64(s, strlen(s), out, &why) || *out < lo || *out > hi) {
-                fprintf(stderr, "gp-produce: %s %s: %s (an integer from %" PRId64 " to %" PRId64
-                                ")\n",
+                fprintf(stderr,
+                        "gp-produce: %s %s: %s (an integer from %" PRId64 " to %" PRId64 ")\n",
                         opt, s, why ? why : "out of range", lo, hi);
                 return -1;
         }
@@ -715,7 +731,8 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 case O_TS0: {
                         const char *why = NULL;
                         if (gp_time_parse(optarg, strlen(optarg), GP_UNIT_MS, &g->ts_start,
-                                          &why) || g->ts_start < 0) {
+                                          &why) ||
+                            g->ts_start < 0) {
                                 fprintf(stderr, "gp-produce: --ts-start %s: %s\n", optarg,
                                         why ? why : "before 1970");
                                 bad = -1;
@@ -759,14 +776,16 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                         else if (!strcmp(optarg, "confluent"))
                                 g->format = F_CONFLUENT;
                         else {
-                                fprintf(stderr, "gp-produce: --format %s: expected json, avro or "
-                                                "confluent\n",
+                                fprintf(stderr,
+                                        "gp-produce: --format %s: expected json, avro or "
+                                        "confluent\n",
                                         optarg);
                                 return -1;
                         }
                         break;
                 case O_SID2:
-                        bad = num("--schema-id", optarg, 0, UINT32_MAX - 1000000, &g->schema_id);
+                        bad = num("--schema-id", optarg, 0, UINT32_MAX - 1000000,
+                                  &g->schema_id);
                         break;
                 case O_TSH:
                         g->ts_header = optarg;
@@ -777,7 +796,8 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 case 'X': {
                         char *eq = strchr(optarg, '=');
                         if (!eq || eq == optarg) {
-                                fprintf(stderr, "gp-produce: -X %s: expected key=value\n", optarg);
+                                fprintf(stderr, "gp-produce: -X %s: expected key=value\n",
+                                        optarg);
                                 return -1;
                         }
                         *eq = '\0';
@@ -813,8 +833,9 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 return -1;
         }
         if (!g->bootstrap || !g->topic || !*g->topic || !have_count) {
-                fprintf(stderr, "gp-produce: --bootstrap, --topic and --count are required (see "
-                                "--help)\n");
+                fprintf(stderr,
+                        "gp-produce: --bootstrap, --topic and --count are required (see "
+                        "--help)\n");
                 return -1;
         }
         if (!g->have_ts_start) {
@@ -839,8 +860,9 @@ int main(int argc, char **argv) {
         g.rk = kafka_new(&g);
         if (g.rk && !ensure_topic(&g)) {
                 if (!g.quiet)
-                        fprintf(stderr, "gp-produce: %s: %d partitions, %" PRId64
-                                        " records, first event time %" PRId64 "\n",
+                        fprintf(stderr,
+                                "gp-produce: %s: %d partitions, %" PRId64
+                                " records, first event time %" PRId64 "\n",
                                 g.topic, g.nparts, g.count, g.ts_start);
                 rc = produce_all(&g) ? EXIT_FAILED : EXIT_OK;
                 printf("produced=%" PRId64 "\n", g.delivered);

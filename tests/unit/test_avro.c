@@ -181,13 +181,15 @@ static void fill_json(avro_value_t *v, const cJSON *j) {
                 return;
         case AVRO_BYTES:
                 cr_assert(cJSON_IsString(j));
-                cr_assert_eq(avro_value_set_bytes(v, j->valuestring, strlen(j->valuestring)), 0);
+                cr_assert_eq(avro_value_set_bytes(v, j->valuestring, strlen(j->valuestring)),
+                             0);
                 return;
         case AVRO_FIXED:
                 cr_assert(cJSON_IsString(j));
                 cr_assert_eq((int64_t)strlen(j->valuestring), avro_schema_fixed_size(s),
                              "fixed \"%s\" of the wrong size", j->valuestring);
-                cr_assert_eq(avro_value_set_fixed(v, j->valuestring, strlen(j->valuestring)), 0);
+                cr_assert_eq(avro_value_set_fixed(v, j->valuestring, strlen(j->valuestring)),
+                             0);
                 return;
         case AVRO_ENUM: {
                 cr_assert(cJSON_IsString(j));
@@ -218,7 +220,8 @@ static void fill_json(avro_value_t *v, const cJSON *j) {
                 int idx = -1;
                 if (cJSON_IsNull(j)) {
                         for (size_t i = 0; i < avro_schema_union_size(s); i++)
-                                if (avro_typeof(avro_schema_union_branch(s, (int)i)) == AVRO_NULL)
+                                if (avro_typeof(avro_schema_union_branch(s, (int)i)) ==
+                                    AVRO_NULL)
                                         idx = (int)i;
                         cr_assert_geq(idx, 0, "null for a union without null");
                         cr_assert_eq(avro_value_set_branch(v, idx, &c), 0);
@@ -231,8 +234,9 @@ static void fill_json(avro_value_t *v, const cJSON *j) {
                 if (e->string[0] == '#')
                         idx = (int)strtol(e->string + 1, NULL, 10);
                 else
-                        cr_assert_not_null(avro_schema_union_branch_by_name(s, &idx, e->string),
-                                           "no branch %s", e->string);
+                        cr_assert_not_null(
+                                avro_schema_union_branch_by_name(s, &idx, e->string),
+                                "no branch %s", e->string);
                 cr_assert_eq(avro_value_set_branch(v, idx, &c), 0);
                 fill_json(&c, e);
                 return;
@@ -313,37 +317,38 @@ static void put_str(wbuf_t *w, const char *s) {
 
 /* ---- tables: schema, path, unit, value -> code and ts ---- */
 
-#define REC(fields) "{'type':'record','name':'R','fields':[" fields "]}"
+#define REC(fields)     "{'type':'record','name':'R','fields':[" fields "]}"
 #define FLD(name, type) "{'name':'" name "','type':" type "}"
-#define TS_MILLIS "{'type':'long','logicalType':'timestamp-millis'}"
-#define TS_MICROS "{'type':'long','logicalType':'timestamp-micros'}"
-#define TS_NANOS "{'type':'long','logicalType':'timestamp-nanos'}"
+#define TS_MILLIS       "{'type':'long','logicalType':'timestamp-millis'}"
+#define TS_MICROS       "{'type':'long','logicalType':'timestamp-micros'}"
+#define TS_NANOS        "{'type':'long','logicalType':'timestamp-nanos'}"
 
-#define S10 "0123456789"
+#define S10  "0123456789"
 #define S150 S10 S10 S10 S10 S10 S10 S10 S10 S10 S10 S10 S10 S10 S10 S10
 
-/* Every Avro type, with a value worth skipping. */
-#define ALL_TYPES                                                                          \
-        FLD("b", "'boolean'") "," FLD("i", "'int'") "," FLD("l", "'long'") "," FLD(          \
-            "f", "'float'") "," FLD("d", "'double'") "," FLD("by", "'bytes'") "," FLD("s",   \
-                                                                                 "'string'") \
-            "," FLD("fx", "{'type':'fixed','name':'F','size':5}") "," FLD(                   \
-                "e", "{'type':'enum','name':'E','symbols':['A','B','C']}") ","               \
-            FLD("ar", "{'type':'array','items':{'type':'record','name':'I','fields':["       \
-                      "{'name':'x','type':'int'},{'name':'y','type':'string'}]}}") ","       \
-            FLD("m", "{'type':'map','values':'string'}") "," FLD("u",                        \
-                                                                 "['null','string','I']") \
-            "," FLD("n", "{'type':'record','name':'N','fields':[{'name':'p','type':'double'}," \
-                         "{'name':'q','type':{'type':'array','items':'long'}}]}")
-#define ALL_VALUES                                                                         \
-        "'b':true,'i':-123456,'l':'-9223372036854775808','f':1.5,'d':-2.25e300,"           \
-        "'by':'raw bytes','s':'" S150 "','fx':'abcde','e':'C',"                             \
-        "'ar':[{'x':1,'y':'a'},{'x':-300,'y':'bb'}],'m':{'k1':'v1','k2':'v22'},"          \
+/* Every Avro type, with a value worth skipping. (Kept by hand: clang-format
+ * 14 does not reach a fixed point on string macros this long.) */
+// clang-format off
+#define ALL_TYPES \
+        FLD("b", "'boolean'") "," FLD("i", "'int'") "," FLD("l", "'long'") "," \
+        FLD("f", "'float'") "," FLD("d", "'double'") "," FLD("by", "'bytes'") "," \
+        FLD("s", "'string'") "," FLD("fx", "{'type':'fixed','name':'F','size':5}") "," \
+        FLD("e", "{'type':'enum','name':'E','symbols':['A','B','C']}") "," \
+        FLD("ar", "{'type':'array','items':{'type':'record','name':'I','fields':[" \
+                  "{'name':'x','type':'int'},{'name':'y','type':'string'}]}}") "," \
+        FLD("m", "{'type':'map','values':'string'}") "," FLD("u", "['null','string','I']") "," \
+        FLD("n", "{'type':'record','name':'N','fields':[{'name':'p','type':'double'}," \
+                 "{'name':'q','type':{'type':'array','items':'long'}}]}")
+#define ALL_VALUES \
+        "'b':true,'i':-123456,'l':'-9223372036854775808','f':1.5,'d':-2.25e300," \
+        "'by':'raw bytes','s':'" S150 "','fx':'abcde','e':'C'," \
+        "'ar':[{'x':1,'y':'a'},{'x':-300,'y':'bb'}],'m':{'k1':'v1','k2':'v22'}," \
         "'u':{'I':{'x':7,'y':'in a union'}},'n':{'p':0.5,'q':[1,-2,300000000000]}"
 
-#define LIST_NODE                                                                          \
-        "{'type':'record','name':'Node','fields':[{'name':'v','type':'long'},"             \
+#define LIST_NODE \
+        "{'type':'record','name':'Node','fields':[{'name':'v','type':'long'}," \
         "{'name':'next','type':['null','Node']}]}"
+// clang-format on
 
 typedef struct row {
         const char *schema, *path;
@@ -422,11 +427,12 @@ static const row_t rows[] = {
         /* a field inside a nested record, after every type, more after it */
         {REC(ALL_TYPES "," FLD("ts", TS_MILLIS) "," FLD("after", "'string'")), "after",
          GP_UNIT_S, "{" ALL_VALUES ",'ts':5,'after':'1700000000'}", NULL, 1700000000000},
-        {REC(ALL_TYPES "," FLD("w", "{'type':'record','name':'W','fields':["
-                                    "{'name':'f1','type':'F'},{'name':'e1','type':'E'},"
-                                    "{'name':'i1','type':'I'},{'name':'n1','type':'N'},"
-                                    "{'name':'m1','type':{'type':'map','values':'I'}},"
-                                    "{'name':'ts','type':'long'},{'name':'z','type':'int'}]}")),
+        {REC(ALL_TYPES
+             "," FLD("w", "{'type':'record','name':'W','fields':["
+                          "{'name':'f1','type':'F'},{'name':'e1','type':'E'},"
+                          "{'name':'i1','type':'I'},{'name':'n1','type':'N'},"
+                          "{'name':'m1','type':{'type':'map','values':'I'}},"
+                          "{'name':'ts','type':'long'},{'name':'z','type':'int'}]}")),
          "w.ts", GP_UNIT_MS,
          "{" ALL_VALUES ",'w':{'f1':'12345','e1':'B','i1':{'x':3,'y':'yy'},"
          "'n1':{'p':2.0,'q':[5,6]},'m1':{'a':{'x':4,'y':''}},'ts':31,'z':1}}",
@@ -452,32 +458,39 @@ static const row_t rows[] = {
                                                 "'fields':[{'name':'ts','type':'long'}]}]")),
          "meta.ts", GP_UNIT_MS, "{'x':1,'meta':{'M':{'ts':99}}}", NULL, 99},
         /* two records in a union, only one with the field */
-        {REC(FLD("u", "[{'type':'record','name':'P','fields':[{'name':'ts','type':'long'}]},"
-                      "{'type':'record','name':'Q','fields':[{'name':'q','type':'string'}]}]")),
+        {REC(FLD("u",
+                 "[{'type':'record','name':'P','fields':[{'name':'ts','type':'long'}]},"
+                 "{'type':'record','name':'Q','fields':[{'name':'q','type':'string'}]}]")),
          "u.ts", GP_UNIT_MS, "{'u':{'Q':{'q':'no ts here'}}}", "field-missing", 0},
-        {REC(FLD("u", "[{'type':'record','name':'P','fields':[{'name':'ts','type':'long'}]},"
-                      "{'type':'record','name':'Q','fields':[{'name':'q','type':'string'}]}]")),
+        {REC(FLD("u",
+                 "[{'type':'record','name':'P','fields':[{'name':'ts','type':'long'}]},"
+                 "{'type':'record','name':'Q','fields':[{'name':'q','type':'string'}]}]")),
          "u.ts", GP_UNIT_MS, "{'u':{'P':{'ts':123}}}", NULL, 123},
         /* a recursive schema before the field */
         {REC(FLD("list", "['null'," LIST_NODE "]") "," FLD("ts", "'long'")), "ts", GP_UNIT_MS,
-         "{'list':{'Node':{'v':1,'next':{'Node':{'v':2,'next':{'Node':{'v':3,'next':null}}}}}},"
+         "{'list':{'Node':{'v':1,'next':{'Node':{'v':2,'next':{'Node':{'v':3,'next':null}}}}}}"
+         ","
          "'ts':4242}",
          NULL, 4242},
         {REC(FLD("list", "['null'," LIST_NODE "]") "," FLD("ts", "'long'")), "list.v",
          GP_UNIT_MS, "{'list':{'Node':{'v':11,'next':null}},'ts':1}", NULL, 11},
         {REC(FLD("list", "['null'," LIST_NODE "]") "," FLD("ts", "'long'")), "list.next.v",
-         GP_UNIT_MS,
-         "{'list':{'Node':{'v':11,'next':{'Node':{'v':12,'next':null}}}},'ts':1}", NULL, 12},
+         GP_UNIT_MS, "{'list':{'Node':{'v':11,'next':{'Node':{'v':12,'next':null}}}},'ts':1}",
+         NULL, 12},
         {REC(FLD("list", "['null'," LIST_NODE "]") "," FLD("ts", "'long'")), "list.next.v",
          GP_UNIT_MS, "{'list':{'Node':{'v':11,'next':null}},'ts':1}", "field-missing", 0},
         /* namespaces: references by short and full name, inherited */
         {"{'type':'record','name':'R','namespace':'com.x','fields':["
-         "{'name':'a','type':{'type':'record','name':'In','fields':[{'name':'v','type':'long'}]}},"
-         "{'name':'b','type':'In'},{'name':'c','type':'com.x.In'},{'name':'ts','type':'long'}]}",
+         "{'name':'a','type':{'type':'record','name':'In','fields':[{'name':'v','type':'long'}"
+         "]}},"
+         "{'name':'b','type':'In'},{'name':'c','type':'com.x.In'},{'name':'ts','type':'long'}]"
+         "}",
          "ts", GP_UNIT_MS, "{'a':{'v':1},'b':{'v':200},'c':{'v':-30000},'ts':42}", NULL, 42},
         {"{'type':'record','name':'R','namespace':'com.x','fields':["
-         "{'name':'a','type':{'type':'record','name':'In','fields':[{'name':'v','type':'long'}]}},"
-         "{'name':'b','type':'In'},{'name':'c','type':'com.x.In'},{'name':'ts','type':'long'}]}",
+         "{'name':'a','type':{'type':'record','name':'In','fields':[{'name':'v','type':'long'}"
+         "]}},"
+         "{'name':'b','type':'In'},{'name':'c','type':'com.x.In'},{'name':'ts','type':'long'}]"
+         "}",
          "c.v", GP_UNIT_MS, "{'a':{'v':1},'b':{'v':200},'c':{'v':-30000},'ts':42}", NULL,
          -30000},
         /* a dotted name gives its namespace to the types inside */
@@ -497,7 +510,8 @@ static const row_t rows[] = {
          "{'name':'b','type':{'type':'fixed','name':'T','namespace':'n2','size':5}},"
          "{'name':'c','type':'n2.T'},{'name':'d','type':'T'},{'name':'e','type':'n1.T'},"
          "{'name':'ts','type':'long'}]}",
-         "ts", GP_UNIT_MS, "{'a':'x','b':'yyyyy','c':'zzzzz','d':'w','e':'v','ts':9}", NULL, 9},
+         "ts", GP_UNIT_MS, "{'a':'x','b':'yyyyy','c':'zzzzz','d':'w','e':'v','ts':9}", NULL,
+         9},
         /* the root is a union */
         {"['null'," REC(FLD("x", "'string'") "," FLD("ts", "'long'")) "]", "ts", GP_UNIT_MS,
          "{'R':{'x':'q','ts':12}}", NULL, 12},
@@ -523,8 +537,8 @@ static void run_row(const row_t *r) {
                 cr_assert_not_null(bad.why);
         } else {
                 cr_assert_eq(rc, 0, "%s %s: %s (%s)", r->path, r->value, bad.code, bad.why);
-                cr_assert_eq(ts, r->ts, "%s %s: %" PRId64 " != %" PRId64, r->path, r->value, ts,
-                             r->ts);
+                cr_assert_eq(ts, r->ts, "%s %s: %" PRId64 " != %" PRId64, r->path, r->value,
+                             ts, r->ts);
         }
         /* Trailing bytes after the record are never read. */
         bytes_t more = {malloc(e.len + 3), e.len + 3};
@@ -668,9 +682,10 @@ Test(avro, error_is_a_record) {
         compile_ok("{'type':'error','name':'Err','fields':[{'name':'z','type':'bytes'},"
                    "{'name':'ts','type':'long'}]}",
                    "ts", GP_UNIT_MS, &x, &av);
-        bytes_t e = encode("{'type':'record','name':'Err','fields':[{'name':'z','type':'bytes'},"
-                           "{'name':'ts','type':'long'}]}",
-                           "{'z':'zz','ts':13}");
+        bytes_t e =
+                encode("{'type':'record','name':'Err','fields':[{'name':'z','type':'bytes'},"
+                       "{'name':'ts','type':'long'}]}",
+                       "{'z':'zz','ts':13}");
         cr_assert_eq(find(&av, e.b, e.len, &v), GP_AVRO_OK);
         cr_assert_eq(v.i, 13);
         bytes_free(&e);
@@ -751,10 +766,11 @@ Test(avro, compile_bad_schemas) {
                 /* records nested 70 deep, each with its own name */
                 size_t n = 0;
                 for (int i = 0; i < 70; i++)
-                        n += (size_t)snprintf(deep_rec + n, sizeof deep_rec - n,
-                                              "{'type':'record','name':'X%d','fields':[{'name':'"
-                                              "a','type':",
-                                              i);
+                        n += (size_t)snprintf(
+                                deep_rec + n, sizeof deep_rec - n,
+                                "{'type':'record','name':'X%d','fields':[{'name':'"
+                                "a','type':",
+                                i);
                 n += (size_t)snprintf(deep_rec + n, sizeof deep_rec - n, "'long'");
                 for (int i = 0; i < 70; i++)
                         n += (size_t)snprintf(deep_rec + n, sizeof deep_rec - n, "}]}");
@@ -763,7 +779,8 @@ Test(avro, compile_bad_schemas) {
         size_t wlen = strlen(deep_arrays) + 100;
         char *wrapped_arrays = malloc(wlen);
         cr_assert_not_null(wrapped_arrays);
-        snprintf(wrapped_arrays, wlen, REC(FLD("ts", "'long'") ",{'name':'x','type':%s}"), deep_arrays);
+        snprintf(wrapped_arrays, wlen, REC(FLD("ts", "'long'") ",{'name':'x','type':%s}"),
+                 deep_arrays);
         const struct {
                 const char *schema, *path, *why;
         } cases[] = {
@@ -775,9 +792,9 @@ Test(avro, compile_bad_schemas) {
                 {"42", "ts", "a type name, an object or a union"},
                 {"'timestamp'", "ts", "unknown type name \"timestamp\""},
                 {REC(FLD("ts", "'Long'")), "ts", "unknown type name \"Long\""},
-                {REC(FLD("a", "'Later'") ","
-                     FLD("b", "{'type':'fixed','name':'Later','size':1}") ","
-                     FLD("ts", "'long'")),
+                {REC(FLD("a", "'Later'") "," FLD(
+                         "b", "{'type':'fixed','name':'Later','size':1}") "," FLD("ts",
+                                                                                  "'long'")),
                  "ts", "unknown type name \"Later\""},
                 {"{'type':'record','name':'R','namespace':'x','fields':["
                  "{'name':'a','type':{'type':'fixed','name':'y.F','size':1}},"
@@ -791,23 +808,28 @@ Test(avro, compile_bad_schemas) {
                 {REC("{'type':'long'}"), "ts", "needs a \"name\" and a \"type\""},
                 {REC(FLD("e", "{'type':'enum','name':'E'}") "," FLD("ts", "'long'")), "ts",
                  "non-empty \"symbols\""},
-                {REC(FLD("e", "{'type':'enum','name':'E','symbols':[]}") "," FLD("ts", "'long'")),
+                {REC(FLD("e", "{'type':'enum','name':'E','symbols':[]}") "," FLD("ts",
+                                                                                 "'long'")),
                  "ts", "non-empty \"symbols\""},
                 {REC(FLD("f", "{'type':'fixed','name':'F'}") "," FLD("ts", "'long'")), "ts",
                  "needs a whole \"size\""},
-                {REC(FLD("f", "{'type':'fixed','name':'F','size':-1}") "," FLD("ts", "'long'")),
+                {REC(FLD("f", "{'type':'fixed','name':'F','size':-1}") "," FLD("ts",
+                                                                               "'long'")),
                  "ts", "needs a whole \"size\""},
-                {REC(FLD("f", "{'type':'fixed','name':'F','size':1.5}") "," FLD("ts", "'long'")),
+                {REC(FLD("f", "{'type':'fixed','name':'F','size':1.5}") "," FLD("ts",
+                                                                                "'long'")),
                  "ts", "needs a whole \"size\""},
-                {REC(FLD("f", "{'type':'fixed','name':'F','size':'4'}") "," FLD("ts", "'long'")),
+                {REC(FLD("f", "{'type':'fixed','name':'F','size':'4'}") "," FLD("ts",
+                                                                                "'long'")),
                  "ts", "needs a whole \"size\""},
-                {REC(FLD("f", "{'type':'fixed','name':'F','size':1e12}") "," FLD("ts", "'long'")),
+                {REC(FLD("f", "{'type':'fixed','name':'F','size':1e12}") "," FLD("ts",
+                                                                                 "'long'")),
                  "ts", "needs a whole \"size\""},
                 {REC(FLD("a", "{'type':'fixed','name':'R','size':1}") "," FLD("ts", "'long'")),
                  "ts", "type \"R\" is defined twice"},
-                {REC(FLD("a", "{'type':'fixed','name':'F','size':1}") ","
-                     FLD("b", "{'type':'enum','name':'F','symbols':['A']}") ","
-                     FLD("ts", "'long'")),
+                {REC(FLD("a", "{'type':'fixed','name':'F','size':1}") "," FLD(
+                         "b", "{'type':'enum','name':'F','symbols':['A']}") "," FLD("ts",
+                                                                                    "'long'")),
                  "ts", "type \"F\" is defined twice"},
                 {"{'type':'record','name':'R','namespace':'n','fields':["
                  "{'name':'a','type':{'type':'fixed','name':'F','size':1}},"
@@ -1040,7 +1062,7 @@ static void h_list_100(wbuf_t *w) {
 
 #define ARR_NULL "{'type':'array','items':'null'}"
 #define ARR_LONG "{'type':'array','items':'long'}"
-#define MAP_STR "{'type':'map','values':'string'}"
+#define MAP_STR  "{'type':'map','values':'string'}"
 #define MAP_NULL "{'type':'map','values':'null'}"
 
 static const hand_t hands[] = {
@@ -1134,10 +1156,17 @@ Test(avro, bad_target_bytes) {
                 {"'int'", "\x80\x80\x80\x80\x10", 5, GP_AVRO_ERR_DATA}, /* 2^31: too big */
                 {"'int'", "\xfe\xff\xff\xff\x0f", 5, GP_AVRO_OK},       /* INT32_MAX */
                 {"'int'", "\xff\xff\xff\xff\x0f", 5, GP_AVRO_OK},       /* INT32_MIN */
-                {"'long'", "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 11, GP_AVRO_ERR_DATA},
-                {"'string'", "\x01", 1, GP_AVRO_ERR_DATA},   /* length -1 */
-                {"'string'", "\x08" "abc", 4, GP_AVRO_ERR_DATA},   /* 4 > 3 */
-                {"'string'", "\x06" "abc", 4, GP_AVRO_OK},
+                {"'long'", "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 11,
+                 GP_AVRO_ERR_DATA},
+                {"'string'", "\x01", 1, GP_AVRO_ERR_DATA}, /* length -1 */
+                {"'string'",
+                 "\x08"
+                 "abc",
+                 4, GP_AVRO_ERR_DATA}, /* 4 > 3 */
+                {"'string'",
+                 "\x06"
+                 "abc",
+                 4, GP_AVRO_OK},
                 {"['null','long']", "\x04\x02", 2, GP_AVRO_ERR_DATA},
                 {"['null','long']", "\x00", 1, GP_AVRO_OK},
                 {"['null','long']", "", 0, GP_AVRO_ERR_DATA},
@@ -1263,9 +1292,11 @@ static void fill_rand(avro_value_t *v, int depth) {
                 cr_assert_eq(avro_value_set_fixed(v, buf, n), 0);
                 return;
         case AVRO_ENUM:
-                cr_assert_eq(avro_value_set_enum(
-                                 v, (int)(rnd() % (uint64_t)avro_schema_enum_number_of_symbols(s))),
-                             0);
+                cr_assert_eq(
+                        avro_value_set_enum(
+                                v, (int)(rnd() %
+                                         (uint64_t)avro_schema_enum_number_of_symbols(s))),
+                        0);
                 return;
         case AVRO_ARRAY:
                 n = depth > RAND_DEPTH ? 0 : rnd() % 4;
@@ -1291,7 +1322,8 @@ static void fill_rand(avro_value_t *v, int depth) {
                 int idx = (int)(rnd() % nb);
                 if (depth > RAND_DEPTH)
                         for (size_t i = 0; i < nb; i++)
-                                if (avro_typeof(avro_schema_union_branch(s, (int)i)) == AVRO_NULL)
+                                if (avro_typeof(avro_schema_union_branch(s, (int)i)) ==
+                                    AVRO_NULL)
                                         idx = (int)i;
                 cr_assert_eq(avro_value_set_branch(v, idx, &c), 0);
                 fill_rand(&c, depth + 1);
@@ -1357,29 +1389,29 @@ static int oracle(avro_value_t *root, const gp_extract_t *x, avro_value_t *out, 
         return 0;
 }
 
-#define PROP_SCHEMA                                                                         \
-        "{'type':'record','name':'Event','namespace':'p.q','fields':["                      \
+#define PROP_SCHEMA                                                                           \
+        "{'type':'record','name':'Event','namespace':'p.q','fields':["                        \
         "{'name':'b','type':'boolean'},{'name':'i','type':'int'},{'name':'l','type':'long'}," \
-        "{'name':'f','type':'float'},{'name':'d','type':'double'},"                          \
-        "{'name':'by','type':'bytes'},{'name':'s','type':'string'},"                         \
-        "{'name':'fx','type':{'type':'fixed','name':'F4','size':4}},"                        \
-        "{'name':'e','type':{'type':'enum','name':'Color','symbols':['R','G','B']}},"        \
-        "{'name':'arr','type':{'type':'array','items':{'type':'record','name':'Item',"       \
-        "'namespace':'p.items','fields':[{'name':'k','type':'string'},"                      \
-        "{'name':'v','type':['null','long','string']},"                                      \
-        "{'name':'tags','type':{'type':'array','items':'string'}}]}}},"                      \
-        "{'name':'m','type':{'type':'map','values':['null','F4','Color',"                    \
-        "{'type':'map','values':'double'}]}},"                                               \
-        "{'name':'list','type':['null',{'type':'record','name':'Node','fields':["            \
-        "{'name':'v','type':'int'},{'name':'next','type':['null','Node']}]}]},"              \
-        "{'name':'u','type':['null','boolean','bytes','p.items.Item']},"                     \
-        "{'name':'nested','type':{'type':'record','name':'Inner','fields':["                 \
-        "{'name':'x','type':'Color'},"                                                       \
-        "{'name':'arrs','type':{'type':'array','items':{'type':'array','items':'int'}}}]}}," \
-        "{'name':'meta','type':['null',{'type':'record','name':'Meta','fields':["            \
-        "{'name':'seq','type':{'type':'long','logicalType':'timestamp-micros'}},"            \
-        "{'name':'junk','type':{'type':'map','values':'p.items.Item'}},"                     \
-        "{'name':'ts','type':['null','long','string']}]}]},"                                 \
+        "{'name':'f','type':'float'},{'name':'d','type':'double'},"                           \
+        "{'name':'by','type':'bytes'},{'name':'s','type':'string'},"                          \
+        "{'name':'fx','type':{'type':'fixed','name':'F4','size':4}},"                         \
+        "{'name':'e','type':{'type':'enum','name':'Color','symbols':['R','G','B']}},"         \
+        "{'name':'arr','type':{'type':'array','items':{'type':'record','name':'Item',"        \
+        "'namespace':'p.items','fields':[{'name':'k','type':'string'},"                       \
+        "{'name':'v','type':['null','long','string']},"                                       \
+        "{'name':'tags','type':{'type':'array','items':'string'}}]}}},"                       \
+        "{'name':'m','type':{'type':'map','values':['null','F4','Color',"                     \
+        "{'type':'map','values':'double'}]}},"                                                \
+        "{'name':'list','type':['null',{'type':'record','name':'Node','fields':["             \
+        "{'name':'v','type':'int'},{'name':'next','type':['null','Node']}]}]},"               \
+        "{'name':'u','type':['null','boolean','bytes','p.items.Item']},"                      \
+        "{'name':'nested','type':{'type':'record','name':'Inner','fields':["                  \
+        "{'name':'x','type':'Color'},"                                                        \
+        "{'name':'arrs','type':{'type':'array','items':{'type':'array','items':'int'}}}]}},"  \
+        "{'name':'meta','type':['null',{'type':'record','name':'Meta','fields':["             \
+        "{'name':'seq','type':{'type':'long','logicalType':'timestamp-micros'}},"             \
+        "{'name':'junk','type':{'type':'map','values':'p.items.Item'}},"                      \
+        "{'name':'ts','type':['null','long','string']}]}]},"                                  \
         "{'name':'after','type':'string'}]}"
 
 static void check_one(const gp_avro_t *av, const gp_extract_t *x, avro_value_t *root,
@@ -1391,8 +1423,8 @@ static void check_one(const gp_avro_t *av, const gp_extract_t *x, avro_value_t *
         gp_avro_rc_t rc = find(av, e->b, e->len, &got);
         cr_assert_leq(end, e->len);
         if (missing) {
-                cr_assert_eq(rc, GP_AVRO_ERR_MISSING, "record %d, %s: %d", rec, x->avro_path[0],
-                             rc);
+                cr_assert_eq(rc, GP_AVRO_ERR_MISSING, "record %d, %s: %d", rec,
+                             x->avro_path[0], rc);
         } else {
                 cr_assert_eq(rc, GP_AVRO_OK, "record %d, %s: %d", rec, x->avro_path[0], rc);
                 switch (avro_value_get_type(&want)) {
@@ -1407,8 +1439,8 @@ static void check_one(const gp_avro_t *av, const gp_extract_t *x, avro_value_t *
                         int64_t i;
                         cr_assert_eq(avro_value_get_long(&want, &i), 0);
                         cr_assert_eq(got.kind, GP_AVF_LONG);
-                        cr_assert_eq(got.i, i, "record %d: %" PRId64 " != %" PRId64, rec, got.i,
-                                     i);
+                        cr_assert_eq(got.i, i, "record %d: %" PRId64 " != %" PRId64, rec,
+                                     got.i, i);
                         break;
                 }
                 case AVRO_STRING: {
@@ -1450,8 +1482,9 @@ Test(avro, property_random_records_agree_with_avro_c, .timeout = 110) {
                 const char *path;
                 uint8_t logical;
         } paths[] = {
-                {"meta.ts", GP_AV_LT_NONE}, {"meta.seq", GP_AV_LT_MICROS}, {"i", GP_AV_LT_NONE},
-                {"l", GP_AV_LT_NONE},       {"s", GP_AV_LT_NONE},          {"after", GP_AV_LT_NONE},
+                {"meta.ts", GP_AV_LT_NONE}, {"meta.seq", GP_AV_LT_MICROS},
+                {"i", GP_AV_LT_NONE},       {"l", GP_AV_LT_NONE},
+                {"s", GP_AV_LT_NONE},       {"after", GP_AV_LT_NONE},
                 {"list.v", GP_AV_LT_NONE},  {"list.next.next.v", GP_AV_LT_NONE},
         };
         gp_extract_t xs[N(paths)];
@@ -1585,8 +1618,8 @@ Test(avro, extract_compile) {
         };
         for (size_t k = 0; k < N(bad); k++) {
                 snprintf(err, sizeof err, "unchanged");
-                cr_assert_eq(gp_extract_compile(&x, bad[k].spec, GP_UNIT_MS, err, sizeof err), -1,
-                             "%s compiled", bad[k].spec);
+                cr_assert_eq(gp_extract_compile(&x, bad[k].spec, GP_UNIT_MS, err, sizeof err),
+                             -1, "%s compiled", bad[k].spec);
                 cr_assert_not_null(strstr(err, bad[k].why), "%s: \"%s\" lacks \"%s\"",
                                    bad[k].spec, err, bad[k].why);
         }
@@ -1596,7 +1629,7 @@ Test(avro, extract_compile) {
 
 Test(avro, extract_codes) {
         const char *schema =
-            REC(FLD("id", "'string'") "," FLD("ts", "['null','long','string','double']"));
+                REC(FLD("id", "'string'") "," FLD("ts", "['null','long','string','double']"));
         gp_extract_t x;
         gp_avro_t av;
         compile_ok(schema, "ts", GP_UNIT_S, &x, &av);
@@ -1615,9 +1648,15 @@ Test(avro, extract_codes) {
                 {"{'id':'a','ts':{'double':1.5}}", NULL, 0, "wrong-type", 0},
                 {"{'id':'a','ts':{'string':'not a time'}}", NULL, 0, "bad-time", 0},
                 {"{'id':'a','ts':{'long':'9223372036854775807'}}", NULL, 0, "bad-time", 0},
-                {NULL, "\x02" "a", 2, "bad-avro", 0},           /* truncated */
-                {NULL, "\x02" "a\x08\x02", 4, "bad-avro", 0},   /* union index 4 */
-                {NULL, "\x03", 1, "bad-avro", 0},               /* id length -2 */
+                {NULL,
+                 "\x02"
+                 "a",
+                 2, "bad-avro", 0}, /* truncated */
+                {NULL,
+                 "\x02"
+                 "a\x08\x02",
+                 4, "bad-avro", 0},               /* union index 4 */
+                {NULL, "\x03", 1, "bad-avro", 0}, /* id length -2 */
                 {NULL, "", 0, "bad-avro", 0},
         };
         for (size_t k = 0; k < N(cases); k++) {
@@ -1672,7 +1711,8 @@ Test(avro, extract_codes) {
         /* too many items: bad-avro as well */
         gp_avro_t av2;
         gp_extract_t x2;
-        compile_ok(REC(FLD("a", ARR_NULL) "," FLD("ts", "'long'")), "ts", GP_UNIT_MS, &x2, &av2);
+        compile_ok(REC(FLD("a", ARR_NULL) "," FLD("ts", "'long'")), "ts", GP_UNIT_MS, &x2,
+                   &av2);
         wbuf_t w = {.n = 0};
         h_nulls_2_40(&w);
         cr_assert_eq(extract(&x2, &av2, w.b, w.n, &ts, &bad), -1);
@@ -1690,13 +1730,22 @@ Test(avro, val_ms) {
         } cases[] = {
                 {{.kind = GP_AVF_LONG, .logical = GP_AV_LT_MILLIS, .i = 5}, GP_UNIT_S, 1, 5},
                 {{.kind = GP_AVF_LONG, .logical = GP_AV_LT_MICROS, .i = -1}, GP_UNIT_S, 1, -1},
-                {{.kind = GP_AVF_LONG, .logical = GP_AV_LT_MICROS, .i = INT64_MAX}, GP_UNIT_S, 1,
+                {{.kind = GP_AVF_LONG, .logical = GP_AV_LT_MICROS, .i = INT64_MAX},
+                 GP_UNIT_S,
+                 1,
                  INT64_MAX / 1000},
-                {{.kind = GP_AVF_LONG, .logical = GP_AV_LT_NANOS, .i = INT64_MIN}, GP_UNIT_S, 1,
+                {{.kind = GP_AVF_LONG, .logical = GP_AV_LT_NANOS, .i = INT64_MIN},
+                 GP_UNIT_S,
+                 1,
                  -9223372036855},
                 {{.kind = GP_AVF_LONG, .logical = GP_AV_LT_NONE, .i = 2}, GP_UNIT_S, 1, 2000},
-                {{.kind = GP_AVF_LONG, .logical = GP_AV_LT_NONE, .i = INT64_MIN}, GP_UNIT_MS, 0, 0},
-                {{.kind = GP_AVF_LONG, .logical = GP_AV_LT_MILLIS, .i = INT64_MIN}, GP_UNIT_MS, 0,
+                {{.kind = GP_AVF_LONG, .logical = GP_AV_LT_NONE, .i = INT64_MIN},
+                 GP_UNIT_MS,
+                 0,
+                 0},
+                {{.kind = GP_AVF_LONG, .logical = GP_AV_LT_MILLIS, .i = INT64_MIN},
+                 GP_UNIT_MS,
+                 0,
                  0},
                 {{.kind = GP_AVF_STRING, .s = "12", .len = 1}, GP_UNIT_S, 1, 1000},
                 {{.kind = GP_AVF_NULL}, GP_UNIT_MS, 0, 0},
@@ -1733,8 +1782,9 @@ Test(avro, int64_min_is_not_a_time) {
         for (size_t k = 0; k < N(cases); k++) {
                 gp_extract_t x;
                 char err[128];
-                cr_assert_eq(gp_extract_compile(&x, cases[k].spec, cases[k].unit, err, sizeof err),
-                             0);
+                cr_assert_eq(
+                        gp_extract_compile(&x, cases[k].spec, cases[k].unit, err, sizeof err),
+                        0);
                 gp_record_view_t r = {.kafka_ts = 1};
                 if (x.kind == GP_ET_HEADER) {
                         r.header = cases[k].text;

@@ -16,8 +16,8 @@
 
 #define NONE GP_TS_NONE
 #define MIN1 (INT64_MIN + 1)
-#define B GP_BLUE
-#define G GP_GREEN
+#define B    GP_BLUE
+#define G    GP_GREEN
 
 typedef struct {
         const char *row;
@@ -29,9 +29,16 @@ static state_t st(const char *row, int64_t seq, gp_phase_t ph, gp_colour_t o, gp
                   int64_t t, int64_t tw, int64_t hi, uint64_t n0, uint64_t n1, uint64_t n2,
                   uint64_t late, uint64_t s0, uint64_t s1) {
         state_t s = {.row = row};
-        s.g = (gp_gate_t){.phase = ph, .old_c = o, .new_c = n, .cutoff = t, .cutoff_wall = tw,
+        s.g = (gp_gate_t){.phase = ph,
+                          .old_c = o,
+                          .new_c = n,
+                          .cutoff = t,
+                          .cutoff_wall = tw,
                           .seq = seq};
-        s.p = (gp_part_t){.hi = hi, .last_wall = 0, .n = {n0, n1, n2}, .late = late,
+        s.p = (gp_part_t){.hi = hi,
+                          .last_wall = 0,
+                          .n = {n0, n1, n2},
+                          .late = late,
                           .since_t = {s0, s1}};
         return s;
 }
@@ -56,30 +63,32 @@ static void assert_same(const char *what, size_t i, const gp_gate_t *ga, const g
 
 static size_t make_states(state_t *s) {
         size_t n = 0;
-        s[n++] = st("steady fresh", 0, GP_PHASE_STEADY, B, B, NONE, NONE, NONE, 0, 0, 0, 0, 0, 0);
-        s[n++] = st("steady green counters", 7, GP_PHASE_STEADY, G, G, NONE, NONE, 1700000000000,
-                    0, 123456, 3, 0, 0, 0);
-        s[n++] = st("waiting", 8, GP_PHASE_WAITING, B, G, NONE, NONE, 1699999999000, 10, 0, 0, 0,
-                    0, 0);
-        s[n++] = st("waiting g->b, no data", 9, GP_PHASE_WAITING, G, B, NONE, NONE, NONE, 0, 0, 0,
+        s[n++] = st("steady fresh", 0, GP_PHASE_STEADY, B, B, NONE, NONE, NONE, 0, 0, 0, 0, 0,
+                    0);
+        s[n++] = st("steady green counters", 7, GP_PHASE_STEADY, G, G, NONE, NONE,
+                    1700000000000, 0, 123456, 3, 0, 0, 0);
+        s[n++] = st("waiting", 8, GP_PHASE_WAITING, B, G, NONE, NONE, 1699999999000, 10, 0, 0,
                     0, 0, 0);
+        s[n++] = st("waiting g->b, no data", 9, GP_PHASE_WAITING, G, B, NONE, NONE, NONE, 0, 0,
+                    0, 0, 0, 0);
         s[n++] = st("doc example", 42, GP_PHASE_SPLIT, B, G, 1700000000000, 1700000000123,
                     1699999999000, 10, 3, 0, 0, 2, 3);
-        s[n++] = st("split negative T", 1, GP_PHASE_SPLIT, G, B, -5000, -4000, -6000, 1, 2, 3, 0,
-                    4, 5);
-        s[n++] = st("split T min+1", 2, GP_PHASE_SPLIT, B, G, MIN1, MIN1, MIN1, 1, 0, 0, 0, 1, 0);
-        s[n++] = st("split T max", 3, GP_PHASE_SPLIT, B, G, INT64_MAX, INT64_MAX, INT64_MAX - 1,
-                    0, 0, 0, 0, 0, 0);
+        s[n++] = st("split negative T", 1, GP_PHASE_SPLIT, G, B, -5000, -4000, -6000, 1, 2, 3,
+                    0, 4, 5);
+        s[n++] = st("split T min+1", 2, GP_PHASE_SPLIT, B, G, MIN1, MIN1, MIN1, 1, 0, 0, 0, 1,
+                    0);
+        s[n++] = st("split T max", 3, GP_PHASE_SPLIT, B, G, INT64_MAX, INT64_MAX,
+                    INT64_MAX - 1, 0, 0, 0, 0, 0, 0);
         s[n++] = st("split T 0", 4, GP_PHASE_SPLIT, B, G, 0, 0, -1, 0, 0, 0, 0, 0, 0);
         s[n++] = st("closed", 100, GP_PHASE_CLOSED, B, G, 1700000000000, 1700000000123,
                     1700000100000, 50, 60, 7, 7, 20, 60);
         s[n++] = st("closed big counters", INT64_MAX, GP_PHASE_CLOSED, G, B, -1, 0, 0, U64MAX,
                     U64MAX - 1, 18446744073709551610ULL, U64MAX, 10000000000000000000ULL,
                     U64MAX);
-        s[n++] = st("aborted with T", 5, GP_PHASE_ABORTED, B, B, 1000, 900, 1500, 1, 2, 0, 0, 1,
-                    2);
-        s[n++] = st("aborted without T", 6, GP_PHASE_ABORTED, G, G, NONE, NONE, NONE, 0, 0, 9, 0,
-                    0, 0);
+        s[n++] = st("aborted with T", 5, GP_PHASE_ABORTED, B, B, 1000, 900, 1500, 1, 2, 0, 0,
+                    1, 2);
+        s[n++] = st("aborted without T", 6, GP_PHASE_ABORTED, G, G, NONE, NONE, NONE, 0, 0, 9,
+                    0, 0, 0);
         s[n++] = st("widest line", INT64_MAX, GP_PHASE_ABORTED, G, G, MIN1, MIN1, MIN1, U64MAX,
                     U64MAX, U64MAX, U64MAX, U64MAX, U64MAX);
         return n;
@@ -93,7 +102,8 @@ Test(checkpoint, round_trip) {
                 int len = gp_ckpt_encode(&s[i].g, &s[i].p, line, sizeof(line));
                 cr_assert(len > 0 && (size_t)len == strlen(line),
                           "row %zu '%s': encode returned %d", i, s[i].row, len);
-                cr_assert(len < GP_CKPT_MAX, "row %zu '%s': %d >= GP_CKPT_MAX", i, s[i].row, len);
+                cr_assert(len < GP_CKPT_MAX, "row %zu '%s': %d >= GP_CKPT_MAX", i, s[i].row,
+                          len);
 
                 gp_gate_t g;
                 gp_part_t p;
@@ -102,12 +112,14 @@ Test(checkpoint, round_trip) {
                 char err[128] = "";
                 cr_assert_eq(gp_ckpt_decode(line, (size_t)len, &g, &p, err, sizeof(err)), 0,
                              "row %zu '%s': '%s' refused: %s", i, s[i].row, line, err);
-                cr_assert_eq(p.last_wall, 31337, "row %zu '%s': last_wall touched", i, s[i].row);
+                cr_assert_eq(p.last_wall, 31337, "row %zu '%s': last_wall touched", i,
+                             s[i].row);
                 assert_same("round trip", i, &s[i].g, &s[i].p, &g, &p);
 
                 char again[GP_CKPT_MAX];
                 cr_assert_eq(gp_ckpt_encode(&g, &p, again, sizeof(again)), len, "row %zu", i);
-                cr_assert_str_eq(again, line, "row %zu '%s': re-encoding differs", i, s[i].row);
+                cr_assert_str_eq(again, line, "row %zu '%s': re-encoding differs", i,
+                                 s[i].row);
         }
 }
 
@@ -137,8 +149,8 @@ Test(checkpoint, widest_state_fits) {
 
 /* ---- malformed lines ------------------------------------------------- */
 
-#define OK_LINE                                                                            \
-        "gp1 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123 "         \
+#define OK_LINE                                                                               \
+        "gp1 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123 "            \
         "hi=1699999999000 n=10,3,0 late=0 st=2,3"
 
 static void assert_refused(const char *what, size_t i, const char *buf, size_t len,
@@ -162,8 +174,8 @@ static void assert_refused(const char *what, size_t i, const char *buf, size_t l
         cr_assert_eq(rc, -1, "%s %zu: accepted '%.*s'", what, i, (int)len, buf);
         cr_assert(err[0], "%s %zu: refused without a reason", what, i);
         if (want_in_err)
-                cr_assert(strstr(err, want_in_err), "%s %zu: err '%s' lacks '%s'", what, i, err,
-                          want_in_err);
+                cr_assert(strstr(err, want_in_err), "%s %zu: err '%s' lacks '%s'", what, i,
+                          err, want_in_err);
         cr_assert(memcmp(&g, &g0, sizeof(g)) == 0 && memcmp(&p, &p0, sizeof(p)) == 0,
                   "%s %zu: state written on error", what, i);
 }
@@ -176,14 +188,21 @@ Test(checkpoint, malformed_lines) {
                 {"", "gp1"},
                 {"gp1", "gp1"},
                 {"gp1 ", "'seq'"},
-                {"gp2 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "gp1"},
-                {"GP1 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "gp1"},
-                {" gp1 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "gp1"},
-                {"gp1  seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'seq'"},
-                {"gp1\tseq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "gp1"},
+                {"gp2 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "gp1"},
+                {"GP1 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "gp1"},
+                {" gp1 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "gp1"},
+                {"gp1  seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'seq'"},
+                {"gp1\tseq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "gp1"},
                 /* separators */
-                {"gp1 seq=42  ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'ph'"},
-                {"gp1 seq=42\tph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'seq'"},
+                {"gp1 seq=42  ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'ph'"},
+                {"gp1 seq=42\tph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'seq'"},
                 {OK_LINE " ", "trailing"},
                 {OK_LINE "  ", NULL},
                 {OK_LINE "\n", "'st'"},
@@ -191,61 +210,122 @@ Test(checkpoint, malformed_lines) {
                 {OK_LINE " x=1", "trailing"},
                 {OK_LINE " st=2,3", "trailing"},
                 /* numbers */
-                {"gp1 seq=abc ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'seq'"},
-                {"gp1 seq=-1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'seq'"},
-                {"gp1 seq=- ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'seq'"},
-                {"gp1 seq=01 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'seq'"},
-                {"gp1 seq=+1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'seq'"},
-                {"gp1 seq=9223372036854775808 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'seq'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=12a tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1.5 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=007 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=-- tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=-5- tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1e3 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=0x10 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=-9223372036854775808 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=9223372036854775808 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T= tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=x hi=- n=0,0,0 late=0 st=0,0", "'tw'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=00 n=0,0,0 late=0 st=0,0", "'hi'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=01,0,0 late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,00,0 late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=1,2 late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=1,2,3,4 late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=1,,3 late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=,1,2 late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=1,2,3, late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=-1,0,0 late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=+1,0,0 late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=1;2;3 late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=18446744073709551616,0,0 late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=99999999999999999999,0,0 late=0 st=0,0", "'n'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=- st=0,0", "'late'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=00 st=0,0", "'late'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=1,2 st=0,0", "'late'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,01", "'st'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0", "'st'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0,0", "'st'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=", "'st'"},
+                {"gp1 seq=abc ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'seq'"},
+                {"gp1 seq=-1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'seq'"},
+                {"gp1 seq=- ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'seq'"},
+                {"gp1 seq=01 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'seq'"},
+                {"gp1 seq=+1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'seq'"},
+                {"gp1 seq=9223372036854775808 ph=split old=blue new=green T=1 tw=1 hi=- "
+                 "n=0,0,0 late=0 st=0,0",
+                 "'seq'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=12a tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1.5 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=007 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=-- tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=-5- tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1e3 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=0x10 tw=1 hi=- n=0,0,0 late=0 "
+                 "st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=-9223372036854775808 tw=1 hi=- "
+                 "n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=9223372036854775808 tw=1 hi=- "
+                 "n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T= tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=x hi=- n=0,0,0 late=0 st=0,0",
+                 "'tw'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=00 n=0,0,0 late=0 st=0,0",
+                 "'hi'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=01,0,0 late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,00,0 late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=1,2 late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=1,2,3,4 late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=1,,3 late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=,1,2 late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=1,2,3, late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=-1,0,0 late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=+1,0,0 late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=1;2;3 late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- "
+                 "n=18446744073709551616,0,0 late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- "
+                 "n=99999999999999999999,0,0 late=0 st=0,0",
+                 "'n'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=- st=0,0",
+                 "'late'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=00 st=0,0",
+                 "'late'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=1,2 st=0,0",
+                 "'late'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,01",
+                 "'st'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0",
+                 "'st'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0,0",
+                 "'st'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=",
+                 "'st'"},
                 /* words */
-                {"gp1 seq=1 ph=SPLIT old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'ph'"},
-                {"gp1 seq=1 ph=open old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'ph'"},
-                {"gp1 seq=1 ph= old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'ph'"},
-                {"gp1 seq=1 ph=splitsplitsplitsplit old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'ph'"},
-                {"gp1 seq=1 ph=split old=red new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'old'"},
-                {"gp1 seq=1 ph=split old=blue new=Green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'new'"},
+                {"gp1 seq=1 ph=SPLIT old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'ph'"},
+                {"gp1 seq=1 ph=open old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'ph'"},
+                {"gp1 seq=1 ph= old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'ph'"},
+                {"gp1 seq=1 ph=splitsplitsplitsplit old=blue new=green T=1 tw=1 hi=- n=0,0,0 "
+                 "late=0 st=0,0",
+                 "'ph'"},
+                {"gp1 seq=1 ph=split old=red new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'old'"},
+                {"gp1 seq=1 ph=split old=blue new=Green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'new'"},
                 /* structure */
-                {"gp1 seq=1 ph=split old=blue new=green tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green tw=1 T=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T=1 T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'tw'"},
-                {"gp1 seq=1 ph=split old=blue new=green t=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T:1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split old=blue new=green T==1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'T'"},
-                {"gp1 seq=1 ph=split x=1 old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0", "'old'"},
+                {"gp1 seq=1 ph=split old=blue new=green tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green tw=1 T=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T=1 T=1 tw=1 hi=- n=0,0,0 late=0 "
+                 "st=0,0",
+                 "'tw'"},
+                {"gp1 seq=1 ph=split old=blue new=green t=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T:1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split old=blue new=green T==1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'T'"},
+                {"gp1 seq=1 ph=split x=1 old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 "
+                 "st=0,0",
+                 "'old'"},
                 /* consistency */
-                {"gp1 seq=1 ph=split old=blue new=green T=- tw=1 hi=- n=0,0,0 late=0 st=0,0", "without a cutoff"},
-                {"gp1 seq=1 ph=closed old=blue new=green T=- tw=- hi=- n=0,0,0 late=0 st=0,0", "without a cutoff"},
+                {"gp1 seq=1 ph=split old=blue new=green T=- tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "without a cutoff"},
+                {"gp1 seq=1 ph=closed old=blue new=green T=- tw=- hi=- n=0,0,0 late=0 st=0,0",
+                 "without a cutoff"},
         };
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
                 assert_refused("row", i, rows[i].line, strlen(rows[i].line), rows[i].err);
@@ -261,11 +341,21 @@ Test(checkpoint, embedded_nul_refused) {
         };
         /* The lengths include the NUL and what follows it. */
         static const size_t lens[] = {
-                sizeof("gp1 seq=1 ph=split\0 old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0") - 1,
-                sizeof("gp1 seq=1 ph=steady old=blue\0x new=blue T=- tw=- hi=- n=0,0,0 late=0 st=0,0") - 1,
-                sizeof("gp1 seq=1 ph=steady old=blue new=blue T=- tw=- hi=- n=0,0,0 late=0 st=0,0\0") - 1,
-                sizeof("gp1 seq=1\0 ph=steady old=blue new=blue T=- tw=- hi=- n=0,0,0 late=0 st=0,0") - 1,
-                sizeof("gp1\0seq=1 ph=steady old=blue new=blue T=- tw=- hi=- n=0,0,0 late=0 st=0,0") - 1,
+                sizeof("gp1 seq=1 ph=split\0 old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 "
+                       "st=0,0") -
+                        1,
+                sizeof("gp1 seq=1 ph=steady old=blue\0x new=blue T=- tw=- hi=- n=0,0,0 late=0 "
+                       "st=0,0") -
+                        1,
+                sizeof("gp1 seq=1 ph=steady old=blue new=blue T=- tw=- hi=- n=0,0,0 late=0 "
+                       "st=0,0\0") -
+                        1,
+                sizeof("gp1 seq=1\0 ph=steady old=blue new=blue T=- tw=- hi=- n=0,0,0 late=0 "
+                       "st=0,0") -
+                        1,
+                sizeof("gp1\0seq=1 ph=steady old=blue new=blue T=- tw=- hi=- n=0,0,0 late=0 "
+                       "st=0,0") -
+                        1,
         };
         for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
                 assert_refused("nul", i, lines[i], lens[i], NULL);
@@ -296,7 +386,8 @@ Test(checkpoint, structural_mutations) {
                                 else if (mode == 1 && j == k + 1)
                                         w = words[k];
                                 size_t l = strlen(line);
-                                snprintf(line + l, sizeof(line) - l, "%s%s", line[0] ? " " : "", w);
+                                snprintf(line + l, sizeof(line) - l, "%s%s",
+                                         line[0] ? " " : "", w);
                                 l = strlen(line);
                                 if (mode == 2 && j == k)
                                         snprintf(line + l, sizeof(line) - l, " %s", w);
@@ -328,7 +419,6 @@ Test(checkpoint, truncated_lines) {
                 }
         }
 }
-
 
 /* ---- buffer sizes ----------------------------------------------------- */
 

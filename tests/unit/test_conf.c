@@ -15,10 +15,10 @@
 #define ERRLEN 512
 
 /* The smallest configuration that finalizes. */
-#define BASE                                                                              \
-        "gate.pipeline=orders-enrich\n"                                                   \
-        "gate.source.topics=orders\n"                                                     \
-        "kafka.bootstrap.servers=localhost:9092\n"                                        \
+#define BASE                                                                                  \
+        "gate.pipeline=orders-enrich\n"                                                       \
+        "gate.source.topics=orders\n"                                                         \
+        "kafka.bootstrap.servers=localhost:9092\n"                                            \
         "control.file=/var/lib/gate-proxy/bluegreen.json\n"
 
 static char tmp_path[64];
@@ -105,7 +105,8 @@ Test(conf, drain_warning) {
                 gp_conf_drain_warning(&c, w, sizeof w);
                 if (t[i].names) {
                         cr_assert(strstr(w, t[i].names), "case %zu: %s", i, w);
-                        cr_assert(strstr(w, "reads them again or never"), "case %zu: %s", i, w);
+                        cr_assert(strstr(w, "reads them again or never"), "case %zu: %s", i,
+                                  w);
                 } else {
                         cr_assert_str_empty(w, "case %zu: %s", i, w);
                 }
@@ -249,11 +250,12 @@ Test(conf, enum_words) {
                 c.delivery = (gp_delivery_t)!rows[i].want;
                 cr_assert_eq(gp_conf_set(&c, rows[i].key, rows[i].value, "-X", &err), 0, "%s",
                              err.msg);
-                int got = !strcmp(rows[i].key, "gate.source.start")      ? (int)c.source_start
-                          : !strcmp(rows[i].key, "gate.event-time.unit") ? (int)c.event_time_unit
-                          : !strcmp(rows[i].key, "gate.bad-record")      ? (int)c.bad_record
-                          : !strcmp(rows[i].key, "gate.late")            ? (int)c.late
-                                                                          : (int)c.delivery;
+                int got = !strcmp(rows[i].key, "gate.source.start") ? (int)c.source_start
+                          : !strcmp(rows[i].key, "gate.event-time.unit")
+                                  ? (int)c.event_time_unit
+                          : !strcmp(rows[i].key, "gate.bad-record") ? (int)c.bad_record
+                          : !strcmp(rows[i].key, "gate.late")       ? (int)c.late
+                                                                    : (int)c.delivery;
                 cr_assert_eq(got, rows[i].want, "%s=%s", rows[i].key, rows[i].value);
                 gp_conf_destroy(&c);
         }
@@ -284,18 +286,22 @@ Test(conf, bad_lines) {
                 /* shape of the line */
                 {"gate.pipeline\n", "1: gate.pipeline: expected key=value"},
                 {"# comment\n\n  = orders\n", "3: = orders: expected key=value"},
-                {"gate.pipeline=ok\nno equals here\n", "2: no equals here: expected key=value"},
+                {"gate.pipeline=ok\nno equals here\n",
+                 "2: no equals here: expected key=value"},
                 {"gate.pipeline=a\r\ngate.delivery=x\r\n",
                  "2: gate.delivery: expected one of exactly-once, at-least-once"},
                 /* the first error wins */
                 {"gate.delivery=twice\ngate.pipeline=\n",
                  "1: gate.delivery: expected one of exactly-once, at-least-once"},
                 /* enums */
-                {"gate.delivery=\n", "1: gate.delivery: expected one of exactly-once, at-least-once"},
+                {"gate.delivery=\n",
+                 "1: gate.delivery: expected one of exactly-once, at-least-once"},
                 {"gate.delivery=Exactly-Once\n",
                  "1: gate.delivery: expected one of exactly-once, at-least-once"},
-                {"gate.source.start=now", "1: gate.source.start: expected one of earliest, latest"},
-                {"gate.event-time.unit=ns", "1: gate.event-time.unit: expected one of ms, s, us"},
+                {"gate.source.start=now",
+                 "1: gate.source.start: expected one of earliest, latest"},
+                {"gate.event-time.unit=ns",
+                 "1: gate.event-time.unit: expected one of ms, s, us"},
                 {"gate.bad-record=drop", "1: gate.bad-record: expected one of dlq, route-old"},
                 {"gate.late=old", "1: gate.late: expected one of new, dlq"},
                 {"log.level=trace", "1: log.level: expected one of error, warn, info, debug"},
@@ -315,7 +321,8 @@ Test(conf, bad_lines) {
                 {"gate.commit.records=99999999999999999999",
                  "1: gate.commit.records: expected an integer between 1 and 1000000"},
                 {"gate.topics.replication.factor=0",
-                 "1: gate.topics.replication.factor: expected -1 (broker default) or an integer "
+                 "1: gate.topics.replication.factor: expected -1 (broker default) or an "
+                 "integer "
                  "between 1 and 32"},
                 /* booleans */
                 {"gate.topics.create=yes", "1: gate.topics.create: expected true or false"},
@@ -324,32 +331,40 @@ Test(conf, bad_lines) {
                  "1: gate.pipeline: expected 1 to 100 characters from A-Z a-z 0-9 . _ -"},
                 {"gate.pipeline=",
                  "1: gate.pipeline: expected 1 to 100 characters from A-Z a-z 0-9 . _ -"},
-                {"gate.pipeline=\"orders\"",
-                 "1: gate.pipeline: expected 1 to 100 characters from A-Z a-z 0-9 . _ - (write "
-                 "values without quotes)"},
-                {"gate.pipeline=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                {"gate.pipeline=\"orders\"", "1: gate.pipeline: expected 1 to 100 characters "
+                                             "from A-Z a-z 0-9 . _ - (write "
+                                             "values without quotes)"},
+                {"gate.pipeline="
+                 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
                  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
                  "1: gate.pipeline: expected 1 to 100 characters from A-Z a-z 0-9 . _ -"},
-                {"gate.source.topics=", "1: gate.source.topics: expected a comma-separated list "
-                                        "of topic names, e.g. orders,payments"},
-                {"gate.source.topics=a,,b", "1: gate.source.topics: empty topic name in the list"},
-                {"gate.source.topics=a,", "1: gate.source.topics: empty topic name in the list"},
+                {"gate.source.topics=",
+                 "1: gate.source.topics: expected a comma-separated list "
+                 "of topic names, e.g. orders,payments"},
+                {"gate.source.topics=a,,b",
+                 "1: gate.source.topics: empty topic name in the list"},
+                {"gate.source.topics=a,",
+                 "1: gate.source.topics: empty topic name in the list"},
                 {"gate.source.topics=a, b ,a", "1: gate.source.topics: \"a\" is listed twice"},
-                {"gate.source.topics=a/b", "1: gate.source.topics: \"a/b\" is not a valid topic "
-                                           "name (1 to 249 characters from A-Z a-z 0-9 . _ -)"},
+                {"gate.source.topics=a/b",
+                 "1: gate.source.topics: \"a/b\" is not a valid topic "
+                 "name (1 to 249 characters from A-Z a-z 0-9 . _ -)"},
                 {"gate.source.topics=..", "1: gate.source.topics: \"..\" is not a valid topic "
                                           "name (1 to 249 characters from A-Z a-z 0-9 . _ -)"},
-                {"gate.topic.blue=blue",
-                 "1: gate.topic.blue: expected a template containing {topic}, e.g. {topic}.blue"},
-                {"gate.topic.blue=",
-                 "1: gate.topic.blue: expected a template containing {topic}, e.g. {topic}.blue"},
-                {"gate.topic.blue={topik}.b",
-                 "1: gate.topic.blue: unknown placeholder {topik}; allowed: {topic}, {pipeline}"},
-                {"gate.topic.green={topic}/g", "1: gate.topic.green: '/' is not allowed; expected "
-                                               "A-Z a-z 0-9 . _ - and placeholders"},
-                {"gate.dlq.topic={topic}.dlq", "1: gate.dlq.topic: {topic} is not allowed: there "
-                                               "is one dead-letter topic per pipeline"},
-                {"gate.dlq.topic=", "1: gate.dlq.topic: expected a topic name, e.g. {pipeline}.dlq"},
+                {"gate.topic.blue=blue", "1: gate.topic.blue: expected a template containing "
+                                         "{topic}, e.g. {topic}.blue"},
+                {"gate.topic.blue=", "1: gate.topic.blue: expected a template containing "
+                                     "{topic}, e.g. {topic}.blue"},
+                {"gate.topic.blue={topik}.b", "1: gate.topic.blue: unknown placeholder "
+                                              "{topik}; allowed: {topic}, {pipeline}"},
+                {"gate.topic.green={topic}/g",
+                 "1: gate.topic.green: '/' is not allowed; expected "
+                 "A-Z a-z 0-9 . _ - and placeholders"},
+                {"gate.dlq.topic={topic}.dlq",
+                 "1: gate.dlq.topic: {topic} is not allowed: there "
+                 "is one dead-letter topic per pipeline"},
+                {"gate.dlq.topic=",
+                 "1: gate.dlq.topic: expected a topic name, e.g. {pipeline}.dlq"},
                 {"gate.transactional.id=a b", "1: gate.transactional.id: ' ' is not allowed; "
                                               "expected printable characters without spaces"},
                 {"gate.group.id={group}", "1: gate.group.id: unknown placeholder {group}; "
@@ -368,19 +383,21 @@ Test(conf, bad_lines) {
                              "kafka.bootstrap.servers"},
                 {"kafka.transactional.id=x",
                  "1: kafka.transactional.id: set by gate-proxy; use gate.transactional.id"},
-                {"kafka.group.id=x", "1: kafka.group.id: set by gate-proxy; use gate.group.id"},
-                {"kafka.enable.auto.commit=true", "1: kafka.enable.auto.commit: set by gate-proxy "
-                                                  "(false): offsets are committed inside each "
-                                                  "transaction"},
+                {"kafka.group.id=x",
+                 "1: kafka.group.id: set by gate-proxy; use gate.group.id"},
+                {"kafka.enable.auto.commit=true",
+                 "1: kafka.enable.auto.commit: set by gate-proxy "
+                 "(false): offsets are committed inside each "
+                 "transaction"},
                 {"kafka.isolation.level=read_uncommitted",
                  "1: kafka.isolation.level: set by gate-proxy (read_committed)"},
                 {"kafka.auto.offset.reset=latest",
                  "1: kafka.auto.offset.reset: set by gate-proxy; use gate.source.start"},
                 {"http.listen=9464",
                  "1: http.listen: expected HOST:PORT, e.g. 0.0.0.0:9464 or 127.0.0.1:9464"},
-                {"http.listen=[::1]:9464",
-                 "1: http.listen: expected HOST:PORT with an IPv4 address or a host name, e.g. "
-                 "0.0.0.0:9464"},
+                {"http.listen=[::1]:9464", "1: http.listen: expected HOST:PORT with an IPv4 "
+                                           "address or a host name, e.g. "
+                                           "0.0.0.0:9464"},
                 {"log.format=yaml", "1: log.format: expected one of text, json"},
                 /* the same for one client */
                 {"kafka.consumer.isolation.level=read_uncommitted",
@@ -389,10 +406,12 @@ Test(conf, bad_lines) {
                  "1: kafka.producer.transactional.id: set by gate-proxy; use "
                  "gate.transactional.id"},
                 {"kafka.consumer.enable.auto.commit=true",
-                 "1: kafka.consumer.enable.auto.commit: set by gate-proxy (false): offsets are "
+                 "1: kafka.consumer.enable.auto.commit: set by gate-proxy (false): offsets "
+                 "are "
                  "committed inside each transaction"},
                 {"kafka.producer.enable.idempotence=false",
-                 "1: kafka.producer.enable.idempotence: set by gate-proxy (true): transactions "
+                 "1: kafka.producer.enable.idempotence: set by gate-proxy (true): "
+                 "transactions "
                  "and ordered retries need it"},
                 /* librdkafka's refusal, on the user's line and key */
                 {"# x\nkafka.acks=maybe",
@@ -412,8 +431,8 @@ Test(conf, bad_lines) {
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
                 gp_conf_t c;
                 gp_conf_init(&c);
-                cr_assert_eq(load_text(&c, rows[i].text, &err), GP_ERR_INVALID, "row %zu: \"%s\" loaded",
-                             i, rows[i].text);
+                cr_assert_eq(load_text(&c, rows[i].text, &err), GP_ERR_INVALID,
+                             "row %zu: \"%s\" loaded", i, rows[i].text);
                 snprintf(want, sizeof want, "%s:%s", tmp_path, rows[i].want);
                 cr_assert_str_eq(err.msg, want, "row %zu: %s", i, err.msg);
                 gp_conf_destroy(&c);
@@ -452,10 +471,12 @@ Test(conf, integer_bounds) {
                  "expected an integer between 100 and 86400000 ms"},
                 {"gate.cutoff.align.ms", 1, 86400000,
                  "expected an integer between 1 and 86400000 ms"},
-                {"gate.lateness.ms", 0, 86400000, "expected an integer between 0 and 86400000 ms"},
+                {"gate.lateness.ms", 0, 86400000,
+                 "expected an integer between 0 and 86400000 ms"},
                 {"gate.commit.interval.ms", 10, 60000,
                  "expected an integer between 10 and 60000 ms"},
-                {"gate.commit.records", 1, 1000000, "expected an integer between 1 and 1000000"},
+                {"gate.commit.records", 1, 1000000,
+                 "expected an integer between 1 and 1000000"},
                 {"gate.discovery.interval.ms", 500, 3600000,
                  "expected an integer between 500 and 3600000 ms"},
                 {"gate.status.interval.ms", 1000, 3600000,
@@ -470,8 +491,8 @@ Test(conf, integer_bounds) {
                 gp_conf_init(&c);
                 for (int k = 0; k < 2; k++) {
                         snprintf(v, sizeof v, "%lld", bad[k]);
-                        cr_assert_eq(gp_conf_set(&c, rows[i].key, v, "-X", &err), GP_ERR_INVALID,
-                                     "%s=%s accepted", rows[i].key, v);
+                        cr_assert_eq(gp_conf_set(&c, rows[i].key, v, "-X", &err),
+                                     GP_ERR_INVALID, "%s=%s accepted", rows[i].key, v);
                         snprintf(want, sizeof want, "-X: %s: %s", rows[i].key, rows[i].reason);
                         cr_assert_str_eq(err.msg, want);
                 }
@@ -486,10 +507,11 @@ Test(conf, integer_bounds) {
                                         ? c.out_of_orderness_ms
                                 : !strcmp(rows[i].key, "gate.watermark.idle.ms") ? c.idle_ms
                                 : !strcmp(rows[i].key, "gate.cutoff.align.ms")   ? c.align_ms
-                                : !strcmp(rows[i].key, "gate.lateness.ms")       ? c.lateness_ms
+                                : !strcmp(rows[i].key, "gate.lateness.ms") ? c.lateness_ms
                                 : !strcmp(rows[i].key, "gate.commit.interval.ms")
                                         ? c.commit_interval_ms
-                                : !strcmp(rows[i].key, "gate.commit.records") ? c.commit_records
+                                : !strcmp(rows[i].key, "gate.commit.records")
+                                        ? c.commit_records
                                 : !strcmp(rows[i].key, "gate.discovery.interval.ms")
                                         ? c.discovery_ms
                                         : c.status_interval_ms;
@@ -507,7 +529,8 @@ Test(conf, replication_factor_minus_one) {
         cr_assert_eq(gp_conf_set(&c, "gate.topics.replication.factor", "-1", "-X", &err), 0,
                      "%s", err.msg);
         cr_assert_eq(c.topics_replication, -1);
-        cr_assert_eq(gp_conf_set(&c, "gate.topics.replication.factor", "-2", "-X", &err), GP_ERR_INVALID);
+        cr_assert_eq(gp_conf_set(&c, "gate.topics.replication.factor", "-2", "-X", &err),
+                     GP_ERR_INVALID);
         gp_conf_destroy(&c);
 }
 
@@ -516,9 +539,9 @@ Test(conf, boolean_words) {
                 const char *value;
                 int want; /* 1 true, 0 false, -1 refused */
         } rows[] = {
-                {"true", 1},  {"false", 0}, {"TRUE", -1}, {"True", -1}, {"1", -1},
-                {"0", -1},    {"yes", -1},  {"no", -1},   {"on", -1},   {"", -1},
-                {"true ", -1}, /* gp_conf_set does not trim; only file lines are trimmed */
+                {"true", 1}, {"false", 0}, {"TRUE", -1},  {"True", -1},
+                {"1", -1},   {"0", -1},    {"yes", -1},   {"no", -1},
+                {"on", -1},  {"", -1},     {"true ", -1}, /* gp_conf_set does not trim; only file lines are trimmed */
         };
         gp_err_t err;
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -532,7 +555,8 @@ Test(conf, boolean_words) {
                                          "-X: gate.topics.create: expected true or false");
                 } else {
                         cr_assert_eq(rc, 0, "\"%s\": %s", rows[i].value, err.msg);
-                        cr_assert_eq(c.topics_create, rows[i].want == 1, "\"%s\"", rows[i].value);
+                        cr_assert_eq(c.topics_create, rows[i].want == 1, "\"%s\"",
+                                     rows[i].value);
                 }
                 gp_conf_destroy(&c);
         }
@@ -542,21 +566,26 @@ Test(conf, unknown_key_suggestions) {
         static const struct {
                 const char *key, *want;
         } rows[] = {
-                {"gate.event_time", "-X: gate.event_time: unknown key; did you mean gate.event-time?"},
+                {"gate.event_time",
+                 "-X: gate.event_time: unknown key; did you mean gate.event-time?"},
                 {"gate.pipelin", "-X: gate.pipelin: unknown key; did you mean gate.pipeline?"},
                 {"gate.delivry", "-X: gate.delivry: unknown key; did you mean gate.delivery?"},
                 {"log.levle", "-X: log.levle: unknown key; did you mean log.level?"},
-                {"control.files", "-X: control.files: unknown key; did you mean control.file?"},
-                {"GATE.PIPELINE", "-X: GATE.PIPELINE: unknown key; did you mean gate.pipeline?"},
-                {"gate.lateness", "-X: gate.lateness: unknown key; did you mean gate.lateness.ms?"},
-                {"gate.commit.interval",
-                 "-X: gate.commit.interval: unknown key; did you mean gate.commit.interval.ms?"},
-                {"gate.late.policy", "-X: gate.late.policy: unknown key; did you mean gate.late?"},
+                {"control.files",
+                 "-X: control.files: unknown key; did you mean control.file?"},
+                {"GATE.PIPELINE",
+                 "-X: GATE.PIPELINE: unknown key; did you mean gate.pipeline?"},
+                {"gate.lateness",
+                 "-X: gate.lateness: unknown key; did you mean gate.lateness.ms?"},
+                {"gate.commit.interval", "-X: gate.commit.interval: unknown key; did you mean "
+                                         "gate.commit.interval.ms?"},
+                {"gate.late.policy",
+                 "-X: gate.late.policy: unknown key; did you mean gate.late?"},
                 {"gate.watermark.idle",
                  "-X: gate.watermark.idle: unknown key; did you mean gate.watermark.idle.ms?"},
-                {"gate.nothing.like.this",
-                 "-X: gate.nothing.like.this: unknown key; gate-proxy --list-config lists every "
-                 "key"},
+                {"gate.nothing.like.this", "-X: gate.nothing.like.this: unknown key; "
+                                           "gate-proxy --list-config lists every "
+                                           "key"},
                 {"gate.", "-X: gate.: unknown key; gate-proxy --list-config lists every key"},
                 {"gate.\x01\xff", "-X: gate.\\x01\\xff: unknown key; gate-proxy --list-config "
                                   "lists every key"},
@@ -643,7 +672,8 @@ Test(conf, buffer_nul_byte_and_name) {
         gp_conf_t c;
         gp_err_t err;
         gp_conf_init(&c);
-        cr_assert_eq(gp_conf_load_buffer(&c, "mem", buf, sizeof buf - 1, &err), GP_ERR_INVALID);
+        cr_assert_eq(gp_conf_load_buffer(&c, "mem", buf, sizeof buf - 1, &err),
+                     GP_ERR_INVALID);
         cr_assert_str_eq(err.msg, "mem:3: line contains a NUL byte");
         cr_assert_str_eq(c.pipeline, "a");
         /* An empty buffer and one without a final newline are fine. */
@@ -681,7 +711,8 @@ Test(conf, override_wins_over_file) {
         cr_assert_eq(gp_conf_finalize(&c, &err), 0, "%s", err.msg);
         cr_assert_str_eq(c.transactional_id, "gate-proxy-other");
         /* A refused override leaves the value from the file. */
-        cr_assert_eq(gp_conf_set(&c, "gate.commit.interval.ms", "5", "-X", &err), GP_ERR_INVALID);
+        cr_assert_eq(gp_conf_set(&c, "gate.commit.interval.ms", "5", "-X", &err),
+                     GP_ERR_INVALID);
         cr_assert_str_eq(err.msg,
                          "-X: gate.commit.interval.ms: expected an integer between 10 and "
                          "60000 ms");
@@ -784,7 +815,8 @@ Test(conf, finalize_errors) {
                 {BASE, mut_blue_without_topic,
                  "gate.topic.blue: expected a template containing {topic}, e.g. {topic}.blue"},
                 {BASE "gate.topic.blue={topic}.x\ngate.topic.green={topic}.x\n", NULL,
-                 "gate.topic.green: same as gate.topic.blue (\"{topic}.x\"); blue and green need "
+                 "gate.topic.green: same as gate.topic.blue (\"{topic}.x\"); blue and green "
+                 "need "
                  "different topics"},
                 {BASE, mut_reserved_kafka,
                  "test: kafka.isolation.level: set by gate-proxy (read_committed)"},
@@ -802,12 +834,15 @@ Test(conf, finalize_errors) {
                 {BASE "gate.source.topics=a,a.b\ngate.topic.blue={topic}.b.g\n"
                       "gate.topic.green={topic}.g\n",
                  NULL, "gate.topic.green: \"a.b.g\" (for a.b) is also the blue topic of a"},
-                {BASE "gate.dlq.topic=.\n", NULL, "gate.dlq.topic: \".\" is not a valid topic name"},
-                {BASE "gate.transactional.id={pipeline}{pipeline}{pipeline}\n"
-                      "gate.pipeline=ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
-                      "ppppppppppppppppppppppppppppppppppppppppp\n",
+                {BASE "gate.dlq.topic=.\n", NULL,
+                 "gate.dlq.topic: \".\" is not a valid topic name"},
+                {BASE
+                 "gate.transactional.id={pipeline}{pipeline}{pipeline}\n"
+                 "gate.pipeline=ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
+                 "ppppppppppppppppppppppppppppppppppppppppp\n",
                  NULL,
-                 "gate.transactional.id: longer than 249 characters once {pipeline} is replaced"},
+                 "gate.transactional.id: longer than 249 characters once {pipeline} is "
+                 "replaced"},
         };
         char want[ERRLEN];
         gp_err_t err;
@@ -818,13 +853,14 @@ Test(conf, finalize_errors) {
                 if (rows[i].mutate)
                         rows[i].mutate(&c);
                 err.msg[0] = '\0';
-                cr_assert_eq(gp_conf_finalize(&c, &err), GP_ERR_INVALID, "row %zu finalized", i);
+                cr_assert_eq(gp_conf_finalize(&c, &err), GP_ERR_INVALID, "row %zu finalized",
+                             i);
                 /* "@N" in want: line N of the file */
                 size_t o = 0;
                 for (const char *w = rows[i].want; *w && o < sizeof want - 1; w++) {
                         if (*w == '@' && w[1] >= '0' && w[1] <= '9')
-                                o += (size_t)snprintf(want + o, sizeof want - o, "%s:",
-                                                      tmp_path);
+                                o += (size_t)snprintf(want + o, sizeof want - o,
+                                                      "%s:", tmp_path);
                         else
                                 want[o++] = *w;
                 }
@@ -860,7 +896,8 @@ Test(conf, finalize_colour_name_too_long) {
         cr_assert_eq(load_text(&c, text, &err), 0, "%s", err.msg);
         cr_assert_eq(gp_conf_finalize(&c, &err), GP_ERR_INVALID);
         snprintf(want, sizeof want,
-                 "gate.topic.blue: the name for topic %s is longer than 249 characters", topic);
+                 "gate.topic.blue: the name for topic %s is longer than 249 characters",
+                 topic);
         cr_assert_str_eq(err.msg, want);
         gp_conf_destroy(&c);
 }
@@ -913,19 +950,23 @@ Test(conf, finalize_k8s_control) {
         static const struct {
                 const char *line, *want;
         } bad[] = {
-                {"control.k8s.configmap=Orders", "control.k8s.configmap: expected a ConfigMap "
+                {"control.k8s.configmap=Orders",
+                 "control.k8s.configmap: expected a ConfigMap "
                  "name: lower-case letters, digits, '-' and '.', at most 253, e.g. "
                  "orders-bluegreen-configmap"},
-                {"control.k8s.configmap=a/b", "control.k8s.configmap: expected a ConfigMap "
+                {"control.k8s.configmap=a/b",
+                 "control.k8s.configmap: expected a ConfigMap "
                  "name: lower-case letters, digits, '-' and '.', at most 253, e.g. "
                  "orders-bluegreen-configmap"},
-                {"control.k8s.namespace=a.b", "control.k8s.namespace: expected a namespace "
+                {"control.k8s.namespace=a.b",
+                 "control.k8s.namespace: expected a namespace "
                  "name: lower-case letters, digits and '-', at most 63"},
                 {"control.k8s.kubeconfig=", "control.k8s.kubeconfig: expected a file path"},
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 gp_conf_init(&c);
-                cr_assert_eq(load_text(&c, bad[i].line, &err), GP_ERR_INVALID, "%s", bad[i].line);
+                cr_assert_eq(load_text(&c, bad[i].line, &err), GP_ERR_INVALID, "%s",
+                             bad[i].line);
                 cr_assert(strstr(err.msg, bad[i].want), "%s: %s", bad[i].line, err.msg);
                 gp_conf_destroy(&c);
         }
@@ -938,19 +979,23 @@ Test(conf, topic_name_templates) {
         c.pipeline = strdup("pipe");
         cr_assert_eq(gp_conf_topic_name(&c, "{topic}.blue", "orders", buf, sizeof buf), 0);
         cr_assert_str_eq(buf, "orders.blue");
-        cr_assert_eq(gp_conf_topic_name(&c, "{pipeline}-{topic}-{topic}", "a", buf, sizeof buf), 0);
+        cr_assert_eq(
+                gp_conf_topic_name(&c, "{pipeline}-{topic}-{topic}", "a", buf, sizeof buf), 0);
         cr_assert_str_eq(buf, "pipe-a-a");
         cr_assert_eq(gp_conf_topic_name(&c, "{pipeline}.dlq", NULL, buf, sizeof buf), 0);
         cr_assert_str_eq(buf, "pipe.dlq");
         /* Exactly fits: 11 characters and the NUL in 12 bytes. */
         cr_assert_eq(gp_conf_topic_name(&c, "{topic}.blue", "orders", buf, 12), 0);
-        cr_assert_eq(gp_conf_topic_name(&c, "{topic}.blue", "orders", buf, 11), GP_ERR_INVALID);
+        cr_assert_eq(gp_conf_topic_name(&c, "{topic}.blue", "orders", buf, 11),
+                     GP_ERR_INVALID);
         cr_assert_str_eq(buf, "");
         cr_assert_eq(gp_conf_topic_name(&c, "x{topic}", "orders", buf, 7), GP_ERR_INVALID);
-        cr_assert_eq(gp_conf_topic_name(&c, "{topic}.blue", NULL, buf, sizeof buf), GP_ERR_INVALID);
+        cr_assert_eq(gp_conf_topic_name(&c, "{topic}.blue", NULL, buf, sizeof buf),
+                     GP_ERR_INVALID);
         free(c.pipeline);
         c.pipeline = NULL;
-        cr_assert_eq(gp_conf_topic_name(&c, "{pipeline}.dlq", NULL, buf, sizeof buf), GP_ERR_INVALID);
+        cr_assert_eq(gp_conf_topic_name(&c, "{pipeline}.dlq", NULL, buf, sizeof buf),
+                     GP_ERR_INVALID);
         gp_conf_destroy(&c);
 }
 
@@ -1028,7 +1073,6 @@ Test(conf, kafka_keys_table) {
         gp_conf_destroy(&c);
 }
 
-
 static char *capture(void (*writer)(FILE *)) {
         char *buf = NULL;
         size_t len = 0;
@@ -1053,8 +1097,8 @@ Test(conf, markdown_lists_every_key) {
                 cr_assert_not_null(strstr(md, needle), "no summary row for %s", k);
         }
         static const char *const refused[] = {"kafka.transactional.id", "kafka.group.id",
-                                               "kafka.enable.auto.commit",
-                                               "kafka.isolation.level"};
+                                              "kafka.enable.auto.commit",
+                                              "kafka.isolation.level"};
         for (size_t i = 0; i < 4; i++) {
                 snprintf(needle, sizeof needle, "| `%s` |", refused[i]);
                 cr_assert_not_null(strstr(md, needle), "%s not listed as refused", refused[i]);

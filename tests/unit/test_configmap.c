@@ -7,7 +7,8 @@
 #include "k8s/configmap.h"
 
 static const char *good =
-        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"bg-configmap\","
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"bg-"
+        "configmap\","
         "\"namespace\":\"flink\",\"resourceVersion\":\"41\",\"labels\":{\"a\":\"b\"}},"
         "\"data\":{\"active-deployment-type\":\"BLUE\",\"stage\":\"RUNNING\","
         "\"is-first-deployment\":\"true\"}}";

@@ -17,7 +17,7 @@
 #define GP_TEST_DISAGREEMENTS 0
 #endif
 
-#define NONE GP_TS_NONE
+#define NONE  GP_TS_NONE
 #define MAXKV 12
 
 typedef struct {
@@ -33,7 +33,10 @@ static size_t count(const gp_kv_t *kv) {
 }
 
 /* The three required keys, then anything else. */
-#define REQ(a, s, f) {"active-deployment-type", a}, {"stage", s}, {"is-first-deployment", f}
+#define REQ(a, s, f)                                                                          \
+        {"active-deployment-type", a}, {"stage", s}, {                                        \
+                "is-first-deployment", f                                                      \
+        }
 
 /* ---- valid documents ------------------------------------------------- */
 
@@ -120,7 +123,8 @@ Test(control, valid_documents) {
                    {"deployment-deletion-delay-ms", "9223372036854775807"},
                    {"watermark-stage", "WATERMARK_SET"},
                    {"watermark-toggle-value", "9223372036854775807"}}},
-                 W(B, GP_STAGE_TRANSITIONING, false, INT64_MAX, GP_WMS_SET, INT64_MAX, NONE, 0)},
+                 W(B, GP_STAGE_TRANSITIONING, false, INT64_MAX, GP_WMS_SET, INT64_MAX, NONE,
+                   0)},
                 {{"toggle without watermark-stage",
                   {REQ("GREEN", "TRANSITIONING", "false"), {"watermark-toggle-value", "42"}}},
                  W(G, GP_STAGE_TRANSITIONING, false, 0, GP_WMS_NONE, 42, NONE, 0)},
@@ -133,7 +137,8 @@ Test(control, valid_documents) {
                   {REQ("GREEN", "TRANSITIONING", "false"),
                    {"gate-proxy.request.cutoff", "1700000060000"},
                    {"gate-proxy.request.align-ms", "60000"}}},
-                 W(G, GP_STAGE_TRANSITIONING, false, 0, GP_WMS_NONE, NONE, 1700000060000, 60000)},
+                 W(G, GP_STAGE_TRANSITIONING, false, 0, GP_WMS_NONE, NONE, 1700000060000,
+                   60000)},
                 {{"request: negative cutoff, align 1",
                   {REQ("GREEN", "TRANSITIONING", "false"),
                    {"gate-proxy.request.cutoff", "-1"},
@@ -170,8 +175,8 @@ Test(control, valid_documents) {
 }
 
 Test(control, every_stage_name) {
-        static const char *const names[] = {"INITIALIZING", "TRANSITIONING", "CLEAR_TO_TEARDOWN",
-                                            "RUNNING", "FAILING"};
+        static const char *const names[] = {"INITIALIZING", "TRANSITIONING",
+                                            "CLEAR_TO_TEARDOWN", "RUNNING", "FAILING"};
         for (int s = 0; s <= GP_STAGE_FAILING; s++) {
                 gp_kv_t kv[] = {REQ("GREEN", names[s], "false")};
                 gp_control_t c;
@@ -216,16 +221,19 @@ Test(control, invalid_documents) {
                  "active-deployment-type: 'BLUE ' is not BLUE or GREEN"},
                 {{"unknown colour", {REQ("RED", "RUNNING", "true")}},
                  "active-deployment-type: 'RED' is not BLUE or GREEN"},
-                {{"missing stage", {{"active-deployment-type", "BLUE"}, {"is-first-deployment", "true"}}},
+                {{"missing stage",
+                  {{"active-deployment-type", "BLUE"}, {"is-first-deployment", "true"}}},
                  "stage: missing"},
                 {{"unknown stage", {REQ("BLUE", "DEPLOYING", "true")}},
                  "stage: 'DEPLOYING' is not one of " STAGES},
                 {{"lower case stage", {REQ("BLUE", "running", "true")}},
                  "stage: 'running' is not one of " STAGES},
-                {{"empty stage", {REQ("BLUE", "", "true")}}, "stage: '' is not one of " STAGES},
+                {{"empty stage", {REQ("BLUE", "", "true")}},
+                 "stage: '' is not one of " STAGES},
                 {{"stage with a newline", {REQ("BLUE", "RUNNING\n", "true")}},
                  "stage: 'RUNNING\n' is not one of " STAGES},
-                {{"missing is-first", {{"active-deployment-type", "BLUE"}, {"stage", "RUNNING"}}},
+                {{"missing is-first",
+                  {{"active-deployment-type", "BLUE"}, {"stage", "RUNNING"}}},
                  "is-first-deployment: missing (expected true or false)"},
                 {{"is-first TRUE", {REQ("BLUE", "RUNNING", "TRUE")}},
                  "is-first-deployment: 'TRUE' is not true or false"},
@@ -233,75 +241,85 @@ Test(control, invalid_documents) {
                  "is-first-deployment: '1' is not true or false"},
                 {{"is-first empty", {REQ("BLUE", "RUNNING", "")}},
                  "is-first-deployment: '' is not true or false"},
-                {{"delay not a number", {REQ("BLUE", "RUNNING", "true"),
-                                         {"deployment-deletion-delay-ms", "soon"}}},
+                {{"delay not a number",
+                  {REQ("BLUE", "RUNNING", "true"), {"deployment-deletion-delay-ms", "soon"}}},
                  "deployment-deletion-delay-ms: 'soon' is not an integer"},
-                {{"delay empty", {REQ("BLUE", "RUNNING", "true"),
-                                  {"deployment-deletion-delay-ms", ""}}},
+                {{"delay empty",
+                  {REQ("BLUE", "RUNNING", "true"), {"deployment-deletion-delay-ms", ""}}},
                  "deployment-deletion-delay-ms: '' is not an integer"},
-                {{"delay fraction", {REQ("BLUE", "RUNNING", "true"),
-                                     {"deployment-deletion-delay-ms", "1.5"}}},
+                {{"delay fraction",
+                  {REQ("BLUE", "RUNNING", "true"), {"deployment-deletion-delay-ms", "1.5"}}},
                  "deployment-deletion-delay-ms: '1.5' is not an integer"},
-                {{"delay with a plus", {REQ("BLUE", "RUNNING", "true"),
-                                        {"deployment-deletion-delay-ms", "+5"}}},
+                {{"delay with a plus",
+                  {REQ("BLUE", "RUNNING", "true"), {"deployment-deletion-delay-ms", "+5"}}},
                  "deployment-deletion-delay-ms: '+5' is not an integer"},
-                {{"delay with a space", {REQ("BLUE", "RUNNING", "true"),
-                                         {"deployment-deletion-delay-ms", " 5"}}},
+                {{"delay with a space",
+                  {REQ("BLUE", "RUNNING", "true"), {"deployment-deletion-delay-ms", " 5"}}},
                  "deployment-deletion-delay-ms: ' 5' is not an integer"},
-                {{"delay leading zero", {REQ("BLUE", "RUNNING", "true"),
-                                         {"deployment-deletion-delay-ms", "05"}}},
+                {{"delay leading zero",
+                  {REQ("BLUE", "RUNNING", "true"), {"deployment-deletion-delay-ms", "05"}}},
                  "deployment-deletion-delay-ms: '05' is not an integer"},
-                {{"delay overflow", {REQ("BLUE", "RUNNING", "true"),
-                                     {"deployment-deletion-delay-ms", "9223372036854775808"}}},
+                {{"delay overflow",
+                  {REQ("BLUE", "RUNNING", "true"),
+                   {"deployment-deletion-delay-ms", "9223372036854775808"}}},
                  "deployment-deletion-delay-ms: '9223372036854775808' is not an integer"},
-                {{"delay negative", {REQ("BLUE", "RUNNING", "true"),
-                                     {"deployment-deletion-delay-ms", "-1"}}},
+                {{"delay negative",
+                  {REQ("BLUE", "RUNNING", "true"), {"deployment-deletion-delay-ms", "-1"}}},
                  "deployment-deletion-delay-ms: '-1' is out of range"},
-                {{"toggle not a number", {REQ("BLUE", "TRANSITIONING", "false"),
-                                          {"watermark-stage", "WATERMARK_SET"},
-                                          {"watermark-toggle-value", "noon"}}},
+                {{"toggle not a number",
+                  {REQ("BLUE", "TRANSITIONING", "false"),
+                   {"watermark-stage", "WATERMARK_SET"},
+                   {"watermark-toggle-value", "noon"}}},
                  "watermark-toggle-value: 'noon' is not an integer"},
-                {{"toggle RFC 3339", {REQ("BLUE", "TRANSITIONING", "false"),
-                                      {"watermark-stage", "WATERMARK_SET"},
-                                      {"watermark-toggle-value", "2026-01-01T00:00:00Z"}}},
+                {{"toggle RFC 3339",
+                  {REQ("BLUE", "TRANSITIONING", "false"),
+                   {"watermark-stage", "WATERMARK_SET"},
+                   {"watermark-toggle-value", "2026-01-01T00:00:00Z"}}},
                  "watermark-toggle-value: '2026-01-01T00:00:00Z' is not an integer"},
                 {{"toggle not a number, no watermark-stage",
                   {REQ("BLUE", "TRANSITIONING", "false"), {"watermark-toggle-value", "x"}}},
                  "watermark-toggle-value: 'x' is not an integer"},
-                {{"toggle is the 'unset' value", {REQ("BLUE", "TRANSITIONING", "false"),
-                                                  {"watermark-stage", "WATERMARK_SET"},
-                                                  {"watermark-toggle-value",
-                                                   "-9223372036854775808"}}},
+                {{"toggle is the 'unset' value",
+                  {REQ("BLUE", "TRANSITIONING", "false"),
+                   {"watermark-stage", "WATERMARK_SET"},
+                   {"watermark-toggle-value", "-9223372036854775808"}}},
                  "watermark-toggle-value: '-9223372036854775808' is out of range"},
                 {{"WATERMARK_SET without toggle",
-                  {REQ("BLUE", "TRANSITIONING", "false"), {"watermark-stage", "WATERMARK_SET"}}},
+                  {REQ("BLUE", "TRANSITIONING", "false"),
+                   {"watermark-stage", "WATERMARK_SET"}}},
                  "watermark-toggle-value: missing while watermark-stage is WATERMARK_SET"},
                 {{"WATERMARK_SET with an empty toggle",
                   {REQ("BLUE", "TRANSITIONING", "false"),
                    {"watermark-stage", "WATERMARK_SET"},
                    {"watermark-toggle-value", ""}}},
                  "watermark-toggle-value: missing while watermark-stage is WATERMARK_SET"},
-                {{"bad watermark-stage", {REQ("BLUE", "TRANSITIONING", "false"),
-                                          {"watermark-stage", "WATERMARK_set"}}},
-                 "watermark-stage: 'WATERMARK_set' is not WAITING_FOR_WATERMARK or WATERMARK_SET"},
-                {{"watermark-stage from FLIP-504 drafts", {REQ("BLUE", "TRANSITIONING", "false"),
-                                                          {"watermark-stage", "DONE"}}},
+                {{"bad watermark-stage",
+                  {REQ("BLUE", "TRANSITIONING", "false"),
+                   {"watermark-stage", "WATERMARK_set"}}},
+                 "watermark-stage: 'WATERMARK_set' is not WAITING_FOR_WATERMARK or "
+                 "WATERMARK_SET"},
+                {{"watermark-stage from FLIP-504 drafts",
+                  {REQ("BLUE", "TRANSITIONING", "false"), {"watermark-stage", "DONE"}}},
                  "watermark-stage: 'DONE' is not WAITING_FOR_WATERMARK or WATERMARK_SET"},
-                {{"request cutoff not a number", {REQ("GREEN", "TRANSITIONING", "false"),
-                                                  {"gate-proxy.request.cutoff", "soon"}}},
+                {{"request cutoff not a number",
+                  {REQ("GREEN", "TRANSITIONING", "false"),
+                   {"gate-proxy.request.cutoff", "soon"}}},
                  "gate-proxy.request.cutoff: 'soon' is not an integer"},
-                {{"request cutoff unset value", {REQ("GREEN", "TRANSITIONING", "false"),
-                                                 {"gate-proxy.request.cutoff",
-                                                  "-9223372036854775808"}}},
+                {{"request cutoff unset value",
+                  {REQ("GREEN", "TRANSITIONING", "false"),
+                   {"gate-proxy.request.cutoff", "-9223372036854775808"}}},
                  "gate-proxy.request.cutoff: '-9223372036854775808' is out of range"},
-                {{"request align 0", {REQ("GREEN", "TRANSITIONING", "false"),
-                                      {"gate-proxy.request.align-ms", "0"}}},
+                {{"request align 0",
+                  {REQ("GREEN", "TRANSITIONING", "false"),
+                   {"gate-proxy.request.align-ms", "0"}}},
                  "gate-proxy.request.align-ms: '0' is out of range"},
-                {{"request align negative", {REQ("GREEN", "TRANSITIONING", "false"),
-                                             {"gate-proxy.request.align-ms", "-60000"}}},
+                {{"request align negative",
+                  {REQ("GREEN", "TRANSITIONING", "false"),
+                   {"gate-proxy.request.align-ms", "-60000"}}},
                  "gate-proxy.request.align-ms: '-60000' is out of range"},
-                {{"request align not a number", {REQ("GREEN", "TRANSITIONING", "false"),
-                                                 {"gate-proxy.request.align-ms", "1m"}}},
+                {{"request align not a number",
+                  {REQ("GREEN", "TRANSITIONING", "false"),
+                   {"gate-proxy.request.align-ms", "1m"}}},
                  "gate-proxy.request.align-ms: '1m' is not an integer"},
                 {{"a repeated key: the last (bad) one wins",
                   {REQ("BLUE", "RUNNING", "true"), {"stage", "running"}}},
@@ -354,7 +372,10 @@ Test(control, long_value_in_error) {
 /* ---- gp_control_same_transition --------------------------------------- */
 
 static gp_control_t C(gp_colour_t a, gp_stage_t s, bool first) {
-        return (gp_control_t){.active = a, .stage = s, .is_first = first, .toggle = NONE,
+        return (gp_control_t){.active = a,
+                              .stage = s,
+                              .is_first = first,
+                              .toggle = NONE,
                               .req_cutoff = NONE};
 }
 
@@ -370,7 +391,8 @@ Test(control, same_transition_table) {
                 gp_control_t a, b;
                 bool want;
         } rows[] = {
-                {"identical", C(G, GP_STAGE_TRANSITIONING, false), C(G, GP_STAGE_TRANSITIONING, false), 1},
+                {"identical", C(G, GP_STAGE_TRANSITIONING, false),
+                 C(G, GP_STAGE_TRANSITIONING, false), 1},
                 {"another colour", C(G, GP_STAGE_TRANSITIONING, false),
                  C(B, GP_STAGE_TRANSITIONING, false), 0},
                 {"is-first flipped (abort)", C(G, GP_STAGE_TRANSITIONING, false),
@@ -387,11 +409,12 @@ Test(control, same_transition_table) {
                  C(G, GP_STAGE_TRANSITIONING, false), 0},
                 {"clear-to-teardown -> running", C(G, GP_STAGE_CLEAR_TO_TEARDOWN, false),
                  C(G, GP_STAGE_RUNNING, false), 0},
-                {"our own watermark keys are not the transition", C(G, GP_STAGE_TRANSITIONING, false),
-                 set5, 1},
-                {"delay and requests are not the transition", C(G, GP_STAGE_TRANSITIONING, false),
-                 other_delay, 1},
-                {"running, same", C(B, GP_STAGE_RUNNING, true), C(B, GP_STAGE_RUNNING, true), 1},
+                {"our own watermark keys are not the transition",
+                 C(G, GP_STAGE_TRANSITIONING, false), set5, 1},
+                {"delay and requests are not the transition",
+                 C(G, GP_STAGE_TRANSITIONING, false), other_delay, 1},
+                {"running, same", C(B, GP_STAGE_RUNNING, true), C(B, GP_STAGE_RUNNING, true),
+                 1},
         };
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
                 cr_assert_eq(gp_control_same_transition(&rows[i].a, &rows[i].b), rows[i].want,

@@ -34,9 +34,9 @@ static void put(const char *text) {
         rename(tmp, path); /* a new inode: always seen as a change */
 }
 
-#define DOC(rv, active, stage, first)                                                  \
-        "{\"metadata\":{\"resourceVersion\":\"" rv "\"},\"data\":{"                     \
-        "\"active-deployment-type\":\"" active "\",\"stage\":\"" stage "\","           \
+#define DOC(rv, active, stage, first)                                                         \
+        "{\"metadata\":{\"resourceVersion\":\"" rv "\"},\"data\":{"                           \
+        "\"active-deployment-type\":\"" active "\",\"stage\":\"" stage "\","                  \
         "\"is-first-deployment\":\"" first "\"}}"
 
 TestSuite(ctlfile, .init = setup, .fini = teardown);
@@ -81,7 +81,8 @@ Test(ctlfile, writes_bump_resource_version) {
         gp_err_t err;
         put(DOC("7", "GREEN", "TRANSITIONING", "false"));
         cr_assert_eq(gp_ctl_poll(c, false), 1);
-        gp_kv_t kv[] = {{"watermark-stage", "WATERMARK_SET"}, {"watermark-toggle-value", "1000"}};
+        gp_kv_t kv[] = {{"watermark-stage", "WATERMARK_SET"},
+                        {"watermark-toggle-value", "1000"}};
         gp_control_t base = *gp_ctl_current(c);
         cr_assert_eq(gp_ctl_patch(c, kv, 2, &base, &err), GP_OK, "%s", err.msg);
         cr_assert_str_eq(gp_cm_resource_version(gp_ctl_document(c)), "8");
@@ -114,7 +115,8 @@ Test(ctlfile, conflict_with_new_transition_drops_the_write) {
         cr_assert_eq(gp_ctl_poll(c, false), 1);
         gp_control_t base = *gp_ctl_current(c);
         /* The operator aborts meanwhile. */
-        gp_kv_t ab[] = {{"active-deployment-type", "BLUE"}, {"is-first-deployment", "true"},
+        gp_kv_t ab[] = {{"active-deployment-type", "BLUE"},
+                        {"is-first-deployment", "true"},
                         {"stage", "FAILING"}};
         cr_assert_eq(gp_ctlfile_update(path, NULL, ab, 3, NULL, &err), GP_OK);
         gp_kv_t kv[] = {{"stage", "CLEAR_TO_TEARDOWN"}};

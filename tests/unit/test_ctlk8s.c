@@ -63,8 +63,9 @@ Test(ctlk8s, no_server_without_watch) {
         cr_expect_str_eq(gp_ctl_describe(c), "configmap flink/bg", "the context's namespace");
         cr_expect_eq(gp_ctl_poll(c, true), -1);
         const char *e = gp_ctl_error(c);
-        cr_expect(strstr(e, "GET configmap flink/bg: https://127.0.0.1:1/api/v1/namespaces/"
-                            "flink/configmaps/bg: Failed to connect to 127.0.0.1 port 1") == e &&
+        cr_expect(strstr(e,
+                         "GET configmap flink/bg: https://127.0.0.1:1/api/v1/namespaces/"
+                         "flink/configmaps/bg: Failed to connect to 127.0.0.1 port 1") == e &&
                           strstr(e, "Couldn't connect to server"),
                   "%s", e);
         cr_expect_null(strstr(e, "TOPSECRET"), "the token is never in a message");

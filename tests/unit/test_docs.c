@@ -63,6 +63,7 @@ Test(docs, readme_config_lines_parse) {
 
 Test(docs, deploy_config_lines_parse) {
         check_file("deploy/README.md");
-        cr_expect_gt(check_file("deploy/kubernetes/configmap-config.yaml"), 3,
-                     "no configuration lines found in deploy/kubernetes/configmap-config.yaml");
+        cr_expect_gt(
+                check_file("deploy/kubernetes/configmap-config.yaml"), 3,
+                "no configuration lines found in deploy/kubernetes/configmap-config.yaml");
 }

@@ -14,13 +14,17 @@ typedef struct {
         int64_t lag;
 } row_t;
 
-#define W(w, c) {.written = w, .committed = c, .lo = 0, .hi = 0, .found = -1}
-#define R(c, l, h, f) {.written = -1, .committed = c, .lo = l, .hi = h, .found = f}
+#define W(w, c)                                                                               \
+        { .written = w, .committed = c, .lo = 0, .hi = 0, .found = -1 }
+#define R(c, l, h, f)                                                                         \
+        { .written = -1, .committed = c, .lo = l, .hi = h, .found = f }
 
 static const row_t rows[] = {
         /* This process wrote: the committed offset against what it wrote. */
-        {"wrote 100, group at 100 (Flink: after the last record)", W(100, 100), -1, GP_DRAIN_DONE, 0},
-        {"wrote 100, group at 101 (Java: after the commit marker)", W(100, 101), -1, GP_DRAIN_DONE, 0},
+        {"wrote 100, group at 100 (Flink: after the last record)", W(100, 100), -1,
+         GP_DRAIN_DONE, 0},
+        {"wrote 100, group at 101 (Java: after the commit marker)", W(100, 101), -1,
+         GP_DRAIN_DONE, 0},
         {"wrote 100, group at 60", W(100, 60), -1, GP_DRAIN_LAG, 40},
         {"wrote 100, group never committed", W(100, -1), -1, GP_DRAIN_LAG, 100},
         {"wrote 0 records' end at 0", W(0, -1), -1, GP_DRAIN_DONE, 0},
@@ -31,10 +35,12 @@ static const row_t rows[] = {
         {"group behind, a record found", R(400, 0, 500, 1), 400, GP_DRAIN_LAG, 100},
         {"group behind, only markers and aborted records", R(499, 0, 500, 0), 499,
          GP_DRAIN_DONE, 0},
-        {"group behind, the read gave no answer", R(400, 0, 500, -1), 400, GP_DRAIN_UNKNOWN, 0},
+        {"group behind, the read gave no answer", R(400, 0, 500, -1), 400, GP_DRAIN_UNKNOWN,
+         0},
         {"never committed, records from 0", R(-1, 0, 50, 1), 0, GP_DRAIN_LAG, 50},
         {"never committed, log start moved to 30", R(-1, 30, 50, 1), 30, GP_DRAIN_LAG, 50},
-        {"committed below the log start, nothing left", R(10, 30, 50, 0), 30, GP_DRAIN_DONE, 0},
+        {"committed below the log start, nothing left", R(10, 30, 50, 0), 30, GP_DRAIN_DONE,
+         0},
 };
 
 Test(drain, table) {
@@ -45,8 +51,8 @@ Test(drain, table) {
                              r->row, (long long)gp_drain_from(&r->in), (long long)r->from);
                 gp_drain_state_t s = gp_drain_state(&r->in, &lag);
                 cr_expect_eq(s, r->state, "%s: state %d, expected %d", r->row, s, r->state);
-                cr_expect_eq(lag, r->lag, "%s: lag %lld, expected %lld", r->row, (long long)lag,
-                             (long long)r->lag);
+                cr_expect_eq(lag, r->lag, "%s: lag %lld, expected %lld", r->row,
+                             (long long)lag, (long long)r->lag);
         }
 }
 

@@ -16,11 +16,11 @@
 
 #define NONE GP_TS_NONE
 #define MIN1 (INT64_MIN + 1)
-#define B GP_BLUE
-#define G GP_GREEN
-#define D_B GP_DEST_BLUE
-#define D_G GP_DEST_GREEN
-#define D_Q GP_DEST_DLQ
+#define B    GP_BLUE
+#define G    GP_GREEN
+#define D_B  GP_DEST_BLUE
+#define D_G  GP_DEST_GREEN
+#define D_Q  GP_DEST_DLQ
 
 static const char *dest_name(gp_dest_t d) {
         return d == GP_DEST_BLUE ? "blue" : d == GP_DEST_GREEN ? "green" : "dlq";
@@ -53,14 +53,15 @@ static gp_control_t with_req(gp_control_t c, int64_t t, int64_t align) {
         return c;
 }
 
-#define INIT GP_STAGE_INITIALIZING
+#define INIT  GP_STAGE_INITIALIZING
 #define TRANS GP_STAGE_TRANSITIONING
-#define CTT GP_STAGE_CLEAR_TO_TEARDOWN
-#define RUN GP_STAGE_RUNNING
-#define FAIL GP_STAGE_FAILING
+#define CTT   GP_STAGE_CLEAR_TO_TEARDOWN
+#define RUN   GP_STAGE_RUNNING
+#define FAIL  GP_STAGE_FAILING
 
 static gp_wm_view_t view(int64_t wm, int64_t hi_max, bool all_idle) {
-        return (gp_wm_view_t){.wm = wm, .hi_max = hi_max, .all_idle = all_idle, .drained = true};
+        return (gp_wm_view_t){
+                .wm = wm, .hi_max = hi_max, .all_idle = all_idle, .drained = true};
 }
 static gp_wm_view_t undrained(gp_wm_view_t v) {
         v.drained = false;
@@ -107,8 +108,8 @@ typedef struct {
 #define ANY_T ((int64_t)0x5eed5eed5eed5eedLL)
 
 /* changed, events, phase, old, new, T, dest(0), dest(INT64_MAX) */
-#define X(CH, EV, PH, OC, NC, TT, A0, AM)                                                  \
-        .changed = (CH), .events = (EV), .phase = GP_PHASE_##PH, .old_c = (OC),            \
+#define X(CH, EV, PH, OC, NC, TT, A0, AM)                                                     \
+        .changed = (CH), .events = (EV), .phase = GP_PHASE_##PH, .old_c = (OC),               \
         .new_c = (NC), .t = (TT), .at0 = (A0), .atmax = (AM)
 
 static void check_err(const char *scen, size_t i, const char *what, const char *err,
@@ -117,8 +118,8 @@ static void check_err(const char *scen, size_t i, const char *what, const char *
         snprintf(buf, sizeof(buf), "%s", want);
         char *save = NULL;
         for (char *s = strtok_r(buf, "|", &save); s; s = strtok_r(NULL, "|", &save))
-                cr_assert(strstr(err, s), "%s step %zu '%s': err '%s' lacks '%s'", scen, i, what,
-                          err, s);
+                cr_assert(strstr(err, s), "%s step %zu '%s': err '%s' lacks '%s'", scen, i,
+                          what, err, s);
 }
 
 static void run_steps(const char *scen, gp_gate_t *g, gp_part_t *const *parts, size_t n,
@@ -134,8 +135,8 @@ static void run_steps(const char *scen, gp_gate_t *g, gp_part_t *const *parts, s
                              scen, i, s->what, ch, s->changed);
                 cr_assert_eq(out.events, s->events, "%s step %zu '%s': events=0x%x, want 0x%x",
                              scen, i, s->what, (unsigned)out.events, (unsigned)s->events);
-                cr_assert_eq(g->phase, s->phase, "%s step %zu '%s': phase %s, want %s", scen, i,
-                             s->what, gp_phase_name(g->phase), gp_phase_name(s->phase));
+                cr_assert_eq(g->phase, s->phase, "%s step %zu '%s': phase %s, want %s", scen,
+                             i, s->what, gp_phase_name(g->phase), gp_phase_name(s->phase));
                 cr_assert(g->old_c == s->old_c && g->new_c == s->new_c,
                           "%s step %zu '%s': colours %s->%s, want %s->%s", scen, i, s->what,
                           gp_colour_name(g->old_c), gp_colour_name(g->new_c),
@@ -149,8 +150,10 @@ static void run_steps(const char *scen, gp_gate_t *g, gp_part_t *const *parts, s
                 static const struct {
                         int ev;
                         gp_phase_t to;
-                } hops[] = {{GP_EV_OWNER, GP_PHASE_STEADY},   {GP_EV_TRANSITION, GP_PHASE_WAITING},
-                            {GP_EV_ABORTED, GP_PHASE_ABORTED}, {GP_EV_CUTOFF, GP_PHASE_SPLIT},
+                } hops[] = {{GP_EV_OWNER, GP_PHASE_STEADY},
+                            {GP_EV_TRANSITION, GP_PHASE_WAITING},
+                            {GP_EV_ABORTED, GP_PHASE_ABORTED},
+                            {GP_EV_CUTOFF, GP_PHASE_SPLIT},
                             {GP_EV_CLOSED, GP_PHASE_CLOSED}};
                 gp_phase_t cur = before.phase;
                 for (size_t h = 0; h < sizeof(hops) / sizeof(hops[0]); h++) {
@@ -179,8 +182,8 @@ static void run_steps(const char *scen, gp_gate_t *g, gp_part_t *const *parts, s
                         if (s->err)
                                 check_err(scen, i, s->what, out.err, s->err);
                 } else {
-                        cr_assert_eq(out.err[0], '\0', "%s step %zu '%s': err set: %s", scen, i,
-                                     s->what, out.err);
+                        cr_assert_eq(out.err[0], '\0', "%s step %zu '%s': err set: %s", scen,
+                                     i, s->what, out.err);
                 }
                 bool late;
                 gp_dest_t d0 = gp_gate_dest(g, conf, 0, &late);
@@ -192,7 +195,7 @@ static void run_steps(const char *scen, gp_gate_t *g, gp_part_t *const *parts, s
         }
 }
 
-#define RUN_STEPS(scen, g, parts, n, conf, steps)                                          \
+#define RUN_STEPS(scen, g, parts, n, conf, steps)                                             \
         run_steps(scen, g, parts, n, conf, steps, sizeof(steps) / sizeof(steps[0]))
 
 /* ---- phase table ----------------------------------------------------- */
@@ -201,18 +204,16 @@ Test(phase, allowed_table) {
         /* [from][to], what a reader of the protocol expects. */
         static const bool want[GP_PHASE__N][GP_PHASE__N] = {
                 /*          STEADY WAITING SPLIT CLOSED ABORTED */
-                [GP_PHASE_STEADY] = {1, 1, 0, 0, 0},
-                [GP_PHASE_WAITING] = {0, 1, 1, 0, 1},
-                [GP_PHASE_SPLIT] = {0, 0, 1, 1, 1},
-                [GP_PHASE_CLOSED] = {1, 1, 0, 1, 1},
+                [GP_PHASE_STEADY] = {1, 1, 0, 0, 0},  [GP_PHASE_WAITING] = {0, 1, 1, 0, 1},
+                [GP_PHASE_SPLIT] = {0, 0, 1, 1, 1},   [GP_PHASE_CLOSED] = {1, 1, 0, 1, 1},
                 [GP_PHASE_ABORTED] = {1, 1, 0, 0, 1},
         };
         for (int f = 0; f < GP_PHASE__N; f++)
                 for (int t = 0; t < GP_PHASE__N; t++)
-                        cr_assert_eq(gp_phase_allowed((gp_phase_t)f, (gp_phase_t)t), want[f][t],
-                                     "%s -> %s: allowed=%d, want %d",
-                                     gp_phase_name((gp_phase_t)f), gp_phase_name((gp_phase_t)t),
-                                     !want[f][t], want[f][t]);
+                        cr_assert_eq(gp_phase_allowed((gp_phase_t)f, (gp_phase_t)t),
+                                     want[f][t], "%s -> %s: allowed=%d, want %d",
+                                     gp_phase_name((gp_phase_t)f),
+                                     gp_phase_name((gp_phase_t)t), !want[f][t], want[f][t]);
         for (int f = 0; f <= GP_PHASE__N; f++) {
                 cr_assert(!gp_phase_allowed((gp_phase_t)f, GP_PHASE__N), "%d -> N", f);
                 cr_assert(!gp_phase_allowed(GP_PHASE__N, (gp_phase_t)f), "N -> %d", f);
@@ -228,8 +229,8 @@ Test(phase, names_round_trip) {
                 cr_assert_eq(gp_phase_parse(names[p], &got), 0, "parse %s", names[p]);
                 cr_assert_eq(got, (gp_phase_t)p, "parse %s", names[p]);
         }
-        static const char *const bad[] = {"", "STEADY", "Split", "split ", " split", "splitx",
-                                          "?", "closed\n"};
+        static const char *const bad[] = {"",       "STEADY", "Split", "split ",
+                                          " split", "splitx", "?",     "closed\n"};
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 gp_phase_t got = GP_PHASE_CLOSED;
                 cr_assert_eq(gp_phase_parse(bad[i], &got), -1, "'%s' accepted", bad[i]);
@@ -243,11 +244,12 @@ Test(phase, names_round_trip) {
 Test(step, first_deployment) {
         gp_gate_t g;
         gp_gate_init(&g, B);
-        cr_assert(g.phase == GP_PHASE_STEADY && g.old_c == B && g.new_c == B && g.cutoff == NONE,
+        cr_assert(g.phase == GP_PHASE_STEADY && g.old_c == B && g.new_c == B &&
+                          g.cutoff == NONE,
                   "gp_gate_init");
         step_t st[] = {
-                {"operator deploys blue first", ctl(B, INIT, true, 0), view(NONE, NONE, false), 1,
-                 X(0, 0, STEADY, B, B, NONE, D_B, D_B)},
+                {"operator deploys blue first", ctl(B, INIT, true, 0), view(NONE, NONE, false),
+                 1, X(0, 0, STEADY, B, B, NONE, D_B, D_B)},
                 {"blue transitioning, first: no T", ctl(B, TRANS, true, 5000),
                  view(100, 200, false), 2, X(0, 0, STEADY, B, B, NONE, D_B, D_B)},
                 {"blue running", ctl(B, RUN, true, 0), view(100, 200, false), 3,
@@ -256,8 +258,9 @@ Test(step, first_deployment) {
                  view(100, 200, false), 4, X(1, GP_EV_OWNER, STEADY, G, G, NONE, D_G, D_G)},
                 {"again: nothing", ctl(G, RUN, true, 0), view(100, 200, false), 5,
                  X(0, 0, STEADY, G, G, NONE, D_G, D_G)},
-                {"a T in a first-deployment map is ignored", with_set(ctl(G, TRANS, true, 0), 50),
-                 view(100, 200, false), 6, X(0, 0, STEADY, G, G, NONE, D_G, D_G)},
+                {"a T in a first-deployment map is ignored",
+                 with_set(ctl(G, TRANS, true, 0), 50), view(100, 200, false), 6,
+                 X(0, 0, STEADY, G, G, NONE, D_G, D_G)},
                 {"a request in a first-deployment map is ignored",
                  with_req(ctl(G, TRANS, true, 0), 500, 0), view(100, 200, false), 7,
                  X(0, 0, STEADY, G, G, NONE, D_G, D_G)},
@@ -275,8 +278,8 @@ Test(step, handover_blue_to_green_and_back) {
         gp_part_t *parts[] = {&p0, &p1};
         const int64_t T = 25001; /* hi_max + 1 > W + D */
         step_t st[] = {
-                {"green initializing", ctl(G, INIT, false, 5000), view(NONE, NONE, false), 1000,
-                 X(1, GP_EV_TRANSITION, WAITING, B, G, NONE, D_B, D_B)},
+                {"green initializing", ctl(G, INIT, false, 5000), view(NONE, NONE, false),
+                 1000, X(1, GP_EV_TRANSITION, WAITING, B, G, NONE, D_B, D_B)},
                 {"same map again", ctl(G, INIT, false, 5000), view(100, 200, false), 1001,
                  X(0, 0, WAITING, B, G, NONE, D_B, D_B)},
                 {"transitioning, watermark unknown", ctl(G, TRANS, false, 5000),
@@ -284,13 +287,16 @@ Test(step, handover_blue_to_green_and_back) {
                 {"our WAITING_FOR_WATERMARK read back", with_wait(ctl(G, TRANS, false, 5000)),
                  view(NONE, 10000, false), 1003, X(0, 0, WAITING, B, G, NONE, D_B, D_B)},
                 {"watermark known: T chosen", with_wait(ctl(G, TRANS, false, 5000)),
-                 view(20000, 25000, false), 2000, X(1, GP_EV_CUTOFF, SPLIT, B, G, T, D_B, D_G)},
+                 view(20000, 25000, false), 2000,
+                 X(1, GP_EV_CUTOFF, SPLIT, B, G, T, D_B, D_G)},
                 {"T read back, W = T + L - 1", with_set(ctl(G, TRANS, false, 5000), T),
                  view(T + 99, 30000, false), 2001, X(0, 0, SPLIT, B, G, T, D_B, D_G)},
                 {"W = T + L but not drained", with_set(ctl(G, TRANS, false, 5000), T),
-                 undrained(view(T + 100, 30000, false)), 2002, X(0, 0, SPLIT, B, G, T, D_B, D_G)},
+                 undrained(view(T + 100, 30000, false)), 2002,
+                 X(0, 0, SPLIT, B, G, T, D_B, D_G)},
                 {"W = T + L, drained: closed", with_set(ctl(G, TRANS, false, 5000), T),
-                 view(T + 100, 30000, false), 2003, X(1, GP_EV_CLOSED, CLOSED, B, G, T, D_G, D_G)},
+                 view(T + 100, 30000, false), 2003,
+                 X(1, GP_EV_CLOSED, CLOSED, B, G, T, D_G, D_G)},
                 {"CLEAR_TO_TEARDOWN read back", with_set(ctl(G, CTT, false, 5000), T),
                  view(T + 200, 30000, false), 2004, X(0, 0, CLOSED, B, G, T, D_G, D_G)},
                 {"operator: RUNNING", with_set(ctl(G, RUN, false, 5000), T),
@@ -320,13 +326,14 @@ Test(step, since_t_reset_only_when_a_transition_starts) {
         p.since_t[1] = 4;
         gp_part_t *parts[] = {&p};
         step_t st[] = {
-                {"same transition", with_set(ctl(G, TRANS, false, 0), 1000), view(500, 999, false),
-                 20, X(0, 0, SPLIT, B, G, 1000, D_B, D_G)},
-                {"closed", with_set(ctl(G, TRANS, false, 0), 1000), view(1100, 1200, false), 30,
-                 X(1, GP_EV_CLOSED, CLOSED, B, G, 1000, D_G, D_G)},
+                {"same transition", with_set(ctl(G, TRANS, false, 0), 1000),
+                 view(500, 999, false), 20, X(0, 0, SPLIT, B, G, 1000, D_B, D_G)},
+                {"closed", with_set(ctl(G, TRANS, false, 0), 1000), view(1100, 1200, false),
+                 30, X(1, GP_EV_CLOSED, CLOSED, B, G, 1000, D_G, D_G)},
         };
         RUN_STEPS("since_t", &g, parts, 1, &conf0, st);
-        cr_assert(p.since_t[0] == 3 && p.since_t[1] == 4, "since_t reset without a new transition");
+        cr_assert(p.since_t[0] == 3 && p.since_t[1] == 4,
+                  "since_t reset without a new transition");
 }
 
 Test(step, straight_to_transitioning) {
@@ -370,7 +377,8 @@ static const cutoff_row_t cutoff_rows[] = {
         {"W+D saturates", INT64_MAX - 10, INT64_MAX - 20, 0, 5000, 1, 0, 9, INT64_MAX, 0},
         {"alignment overflows: refused", INT64_MAX - 10, INT64_MAX - 20, 0, 0, 1000, 0, 9,
          NONE, 1},
-        {"hi_max = max: no T can exceed it", INT64_MAX - 10, INT64_MAX, 0, 0, 1, 0, 9, NONE, 1},
+        {"hi_max = max: no T can exceed it", INT64_MAX - 10, INT64_MAX, 0, 0, 1, 0, 9, NONE,
+         1},
         {"W near min", MIN1, MIN1, 0, 0, 1000, 0, 9,
          /* hi + 1 = min + 2, rounded up to a multiple of 1000 */
          INT64_MIN + 808, 0},
@@ -378,8 +386,8 @@ static const cutoff_row_t cutoff_rows[] = {
          NONE, 0},
         {"watermark unknown, partitions active, data: waits", NONE, 30000, 0, 5000, 1, 0, 9,
          NONE, 0},
-        {"all idle, no data: now + D", NONE, NONE, 1, 5000, 1, 0, 1700000000123,
-         1700000005123, 0},
+        {"all idle, no data: now + D", NONE, NONE, 1, 5000, 1, 0, 1700000000123, 1700000005123,
+         0},
         {"all idle, no data: now + D aligned", NONE, NONE, 1, 5000, 1000, 0, 1700000000123,
          1700000006000, 0},
         {"all idle with data: W + D", 30000, 30000, 1, 5000, 1, 0, 1700000000123, 35000, 0},
@@ -411,8 +419,8 @@ Test(step, choosing_t) {
                           "row %zu '%s': changed=%d events=0x%x err=%s", i, r->row, ch,
                           (unsigned)out.events, out.err);
                 cr_assert_eq(g.phase, GP_PHASE_SPLIT, "row %zu '%s'", i, r->row);
-                cr_assert_eq(g.cutoff, r->want, "row %zu '%s': T=%" PRId64 ", want %" PRId64, i,
-                             r->row, g.cutoff, r->want);
+                cr_assert_eq(g.cutoff, r->want, "row %zu '%s': T=%" PRId64 ", want %" PRId64,
+                             i, r->row, g.cutoff, r->want);
                 cr_assert_eq(g.cutoff_wall, r->now, "row %zu '%s': cutoff_wall", i, r->row);
                 cr_assert(r->hi == NONE || g.cutoff > r->hi, "row %zu '%s': T <= hi_max", i,
                           r->row);
@@ -426,7 +434,8 @@ Test(step, failing_map) {
         gp_gate_t g = mk_gate(GP_PHASE_SPLIT, B, G, 1000, 10);
         step_t st[] = {
                 {"split, green failing: abort to blue", ctl(G, FAIL, false, 0),
-                 view(100, 100, false), 20, X(1, GP_EV_ABORTED, ABORTED, B, B, 1000, D_B, D_B)},
+                 view(100, 100, false), 20,
+                 X(1, GP_EV_ABORTED, ABORTED, B, B, 1000, D_B, D_B)},
         };
         RUN_STEPS("failing", &g, NULL, 0, &conf0, st);
         gp_gate_t s2 = mk_gate(GP_PHASE_STEADY, B, B, NONE, NONE), before = s2;
@@ -434,7 +443,8 @@ Test(step, failing_map) {
         gp_wm_view_t wv = view(100, 100, false);
         gp_step_t out;
         cr_assert_eq(gp_gate_step(&s2, NULL, 0, &c, &wv, &conf0, 30, &out), 0);
-        cr_assert_eq(out.events, 0, "a failed roll is not an error: 0x%x", (unsigned)out.events);
+        cr_assert_eq(out.events, 0, "a failed roll is not an error: 0x%x",
+                     (unsigned)out.events);
         cr_assert(memcmp(&s2, &before, sizeof(s2)) == 0, "steady gate changed");
 }
 
@@ -443,10 +453,11 @@ Test(step, t_only_at_transitioning) {
         step_t st[] = {
                 {"initializing: no T", ctl(G, INIT, false, 0), view(100, 100, false), 1,
                  X(0, 0, WAITING, B, G, NONE, D_B, D_B)},
-                {"initializing with a request: still no T", with_req(ctl(G, INIT, false, 0), 500, 0),
-                 view(100, 100, false), 2, X(0, 0, WAITING, B, G, NONE, D_B, D_B)},
-                {"running without T: refused, no T", ctl(G, RUN, false, 0), view(100, 100, false), 3,
-                 X(0, GP_EV_REFUSED, WAITING, B, G, NONE, D_B, D_B)},
+                {"initializing with a request: still no T",
+                 with_req(ctl(G, INIT, false, 0), 500, 0), view(100, 100, false), 2,
+                 X(0, 0, WAITING, B, G, NONE, D_B, D_B)},
+                {"running without T: refused, no T", ctl(G, RUN, false, 0),
+                 view(100, 100, false), 3, X(0, GP_EV_REFUSED, WAITING, B, G, NONE, D_B, D_B)},
                 {"transitioning: T", ctl(G, TRANS, false, 0), view(100, 100, false), 4,
                  X(1, GP_EV_CUTOFF, SPLIT, B, G, 101, D_B, D_G)},
         };
@@ -476,8 +487,9 @@ Test(step, explicit_cutoff) {
                  view(NONE, NONE, false), -5, NULL},
                 {"request while W unknown", with_req(ctl(G, TRANS, false, 0), 30000, 0),
                  view(NONE, 25000, false), 30000, NULL},
-                {"request below W + D is fine", with_req(ctl(G, TRANS, false, 99999), 25001, 0),
-                 view(25000, 25000, false), 25001, NULL},
+                {"request below W + D is fine",
+                 with_req(ctl(G, TRANS, false, 99999), 25001, 0), view(25000, 25000, false),
+                 25001, NULL},
                 {"request not re-aligned", with_req(ctl(G, TRANS, false, 0), 25001, 60000),
                  view(20000, 25000, false), 25001, NULL},
                 {"map T hi+1 adopted", with_set(ctl(G, TRANS, false, 0), 25001),
@@ -492,8 +504,11 @@ Test(step, explicit_cutoff) {
                  with_req(with_set(ctl(G, TRANS, false, 0), 26000), 30000, 0),
                  view(20000, 25000, false), 30000, NULL},
                 {"toggle without WATERMARK_SET is not a T",
-                 (gp_control_t){.active = G, .stage = TRANS, .wm_stage = GP_WMS_WAITING,
-                                .toggle = 12, .req_cutoff = NONE},
+                 (gp_control_t){.active = G,
+                                .stage = TRANS,
+                                .wm_stage = GP_WMS_WAITING,
+                                .toggle = 12,
+                                .req_cutoff = NONE},
                  view(20000, 25000, false), 26000 /* aligned to 1000 */, NULL},
         };
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -506,7 +521,8 @@ Test(step, explicit_cutoff) {
                                   "row %zu '%s': changed=%d events=0x%x", i, rows[i].row, ch,
                                   (unsigned)out.events);
                         cr_assert(memcmp(&g, &before, sizeof(g)) == 0,
-                                  "row %zu '%s': a refused T changed the gate", i, rows[i].row);
+                                  "row %zu '%s': a refused T changed the gate", i,
+                                  rows[i].row);
                         cr_assert(strstr(out.err, rows[i].err),
                                   "row %zu '%s': err '%s' does not mention %s", i, rows[i].row,
                                   out.err, rows[i].err);
@@ -515,8 +531,8 @@ Test(step, explicit_cutoff) {
                                      "row %zu: routing changed after a refusal", i);
                 } else {
                         cr_assert(ch && out.events == GP_EV_CUTOFF,
-                                  "row %zu '%s': changed=%d events=0x%x err=%s", i, rows[i].row,
-                                  ch, (unsigned)out.events, out.err);
+                                  "row %zu '%s': changed=%d events=0x%x err=%s", i,
+                                  rows[i].row, ch, (unsigned)out.events, out.err);
                         cr_assert_eq(g.cutoff, rows[i].want,
                                      "row %zu '%s': T=%" PRId64 ", want %" PRId64, i,
                                      rows[i].row, g.cutoff, rows[i].want);
@@ -535,7 +551,8 @@ Test(step, refused_request_then_withdrawn) {
                  view(20000, 25000, false), 2,
                  X(0, GP_EV_REFUSED, WAITING, B, G, NONE, D_B, D_B), .err = "refused|10"},
                 {"withdrawn: the proxy chooses", ctl(G, TRANS, false, 1000),
-                 view(20000, 25000, false), 3, X(1, GP_EV_CUTOFF, SPLIT, B, G, 25001, D_B, D_G)},
+                 view(20000, 25000, false), 3,
+                 X(1, GP_EV_CUTOFF, SPLIT, B, G, 25001, D_B, D_G)},
         };
         RUN_STEPS("withdrawn", &g, NULL, 0, &conf0, st);
 }
@@ -573,11 +590,12 @@ Test(step, closing) {
                 {"W = T + L, not drained", undrained(view(10100, 10500, false)), 6000, 10000,
                  5000, 0},
                 {"W unknown", view(NONE, 10500, false), 60000, 10000, 5000, 0},
-                {"all idle, idle + L - 1 since T", view(20000, 20000, true), 5000 + 1099, 10000,
-                 5000, 0},
-                {"all idle, idle + L since T", view(20000, 20000, true), 5000 + 1100, 10000, 5000,
+                {"all idle, idle + L - 1 since T", view(20000, 20000, true), 5000 + 1099,
+                 10000, 5000, 0},
+                {"all idle, idle + L since T", view(20000, 20000, true), 5000 + 1100, 10000,
+                 5000, 1},
+                {"all idle, no data ever", view(NONE, NONE, true), 5000 + 1100, 10000, 5000,
                  1},
-                {"all idle, no data ever", view(NONE, NONE, true), 5000 + 1100, 10000, 5000, 1},
                 {"all idle, W (max) low", view(1, 1, true), 5000 + 1100, 10000, 5000, 1},
                 {"all idle long ago, not drained", undrained(view(20000, 20000, true)),
                  INT64_MAX, 10000, 5000, 0},
@@ -608,14 +626,16 @@ Test(step, closing) {
                 gp_gate_t g2 = g;
                 gp_wm_view_t dv = rows[i].wv;
                 dv.drained = true;
-                cr_assert_eq(gp_gate_step(&g2, NULL, 0, &c, &dv, &conf, rows[i].now, &out) != 0,
+                cr_assert_eq(gp_gate_step(&g2, NULL, 0, &c, &dv, &conf, rows[i].now, &out) !=
+                                     0,
                              due, "row %zu '%s': close_due %d disagrees with the close", i,
                              rows[i].row, due);
                 cr_assert(!rows[i].closed || due, "row %zu '%s': closed but not due", i,
                           rows[i].row);
                 int ch = gp_gate_step(&g, NULL, 0, &c, &rows[i].wv, &conf, rows[i].now, &out);
                 if (rows[i].closed)
-                        cr_assert(ch && out.events == GP_EV_CLOSED && g.phase == GP_PHASE_CLOSED,
+                        cr_assert(ch && out.events == GP_EV_CLOSED &&
+                                          g.phase == GP_PHASE_CLOSED,
                                   "row %zu '%s': not closed (events 0x%x)", i, rows[i].row,
                                   (unsigned)out.events);
                 else
@@ -668,8 +688,8 @@ Test(step, abort) {
         step_t c[] = {
                 {"abort, survivor green", ctl(G, FAIL, true, 0), view(100, 1500, false), 20,
                  X(1, GP_EV_ABORTED, ABORTED, G, G, 1000, D_G, D_G)},
-                {"green first again: nothing", ctl(G, RUN, true, 0), view(100, 1500, false), 21,
-                 X(0, 0, ABORTED, G, G, 1000, D_G, D_G)},
+                {"green first again: nothing", ctl(G, RUN, true, 0), view(100, 1500, false),
+                 21, X(0, 0, ABORTED, G, G, 1000, D_G, D_G)},
                 {"first deployment says blue: owner", ctl(B, RUN, true, 0),
                  view(100, 1500, false), 22, X(1, GP_EV_OWNER, STEADY, B, B, ANY_T, D_B, D_B)},
         };
@@ -687,17 +707,19 @@ Test(step, abort) {
         g = mk_gate(GP_PHASE_WAITING, G, B, NONE, NONE);
         step_t e[] = {
                 {"rolled back to green while waiting", ctl(G, INIT, false, 0),
-                 view(100, 1500, false), 20, X(1, GP_EV_ABORTED, ABORTED, G, G, NONE, D_G, D_G)},
+                 view(100, 1500, false), 20,
+                 X(1, GP_EV_ABORTED, ABORTED, G, G, NONE, D_G, D_G)},
         };
         RUN_STEPS("abort/rollback-waiting", &g, NULL, 0, &conf0, e);
 
         /* After the close. */
         g = mk_gate(GP_PHASE_CLOSED, B, G, 1000, 10);
         step_t f[] = {
-                {"green first: already the owner", ctl(G, FAIL, true, 0), view(100, 1500, false),
-                 20, X(0, 0, CLOSED, B, G, 1000, D_G, D_G)},
-                {"abort to blue after the close", ctl(B, FAIL, true, 0), view(100, 1500, false),
-                 21, X(1, GP_EV_ABORTED, ABORTED, B, B, 1000, D_B, D_B)},
+                {"green first: already the owner", ctl(G, FAIL, true, 0),
+                 view(100, 1500, false), 20, X(0, 0, CLOSED, B, G, 1000, D_G, D_G)},
+                {"abort to blue after the close", ctl(B, FAIL, true, 0),
+                 view(100, 1500, false), 21,
+                 X(1, GP_EV_ABORTED, ABORTED, B, B, 1000, D_B, D_B)},
         };
         RUN_STEPS("abort/closed", &g, NULL, 0, &conf0, f);
 }
@@ -705,8 +727,8 @@ Test(step, abort) {
 Test(step, new_transition_from_closed_and_aborted) {
         gp_gate_t g = mk_gate(GP_PHASE_CLOSED, B, G, 1000, 10);
         step_t a[] = {
-                {"green -> blue from closed", ctl(B, INIT, false, 0), view(2000, 2000, false), 20,
-                 X(1, GP_EV_TRANSITION, WAITING, G, B, NONE, D_G, D_G)},
+                {"green -> blue from closed", ctl(B, INIT, false, 0), view(2000, 2000, false),
+                 20, X(1, GP_EV_TRANSITION, WAITING, G, B, NONE, D_G, D_G)},
         };
         RUN_STEPS("new/closed", &g, NULL, 0, &conf0, a);
         cr_assert_eq(g.cutoff_wall, NONE, "cutoff_wall kept from the old transition");
@@ -748,7 +770,8 @@ Test(step, inconsistent_map_refused) {
                 cr_assert(memcmp(&g, &before, sizeof(g)) == 0, "row %zu '%s': gate changed", i,
                           rows[i].row);
                 const char *want_c = gp_colour_upper(rows[i].c.active);
-                cr_assert(strstr(out.err, want_c) && strstr(out.err, gp_stage_name(rows[i].c.stage)),
+                cr_assert(strstr(out.err, want_c) &&
+                                  strstr(out.err, gp_stage_name(rows[i].c.stage)),
                           "row %zu '%s': err '%s' names neither colour nor stage", i,
                           rows[i].row, out.err);
         }
@@ -771,7 +794,8 @@ Test(from_control, each_stage) {
                 gp_colour_t old_c, new_c;
                 int64_t t;
         } rows[] = {
-                {"first, green initializing", ctl(G, INIT, true, 0), GP_PHASE_STEADY, G, G, NONE},
+                {"first, green initializing", ctl(G, INIT, true, 0), GP_PHASE_STEADY, G, G,
+                 NONE},
                 {"first, blue running", ctl(B, RUN, true, 0), GP_PHASE_STEADY, B, B, NONE},
                 {"first, blue failing (abort)", with_set(ctl(B, FAIL, true, 0), 500),
                  GP_PHASE_STEADY, B, B, NONE},
@@ -787,11 +811,11 @@ Test(from_control, each_stage) {
                  GP_PHASE_SPLIT, G, B, -7},
                 {"green clear-to-teardown", with_set(ctl(G, CTT, false, 0), 5000),
                  GP_PHASE_CLOSED, B, G, 5000},
-                {"green running with T", with_set(ctl(G, RUN, false, 0), 5000), GP_PHASE_CLOSED,
-                 B, G, 5000},
+                {"green running with T", with_set(ctl(G, RUN, false, 0), 5000),
+                 GP_PHASE_CLOSED, B, G, 5000},
                 {"green running, no T", ctl(G, RUN, false, 0), GP_PHASE_STEADY, G, G, NONE},
-                {"blue failing (not first): green stays", ctl(B, FAIL, false, 0), GP_PHASE_STEADY, G,
-                 G, NONE},
+                {"blue failing (not first): green stays", ctl(B, FAIL, false, 0),
+                 GP_PHASE_STEADY, G, G, NONE},
         };
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
                 gp_gate_t g;
@@ -871,19 +895,21 @@ Test(publication, table) {
                  ctl(G, TRANS, true, 0), 0, GP_WMS_NONE, 0, 0},
                 {"steady", mk_gate(GP_PHASE_STEADY, G, G, NONE, NONE), ctl(G, TRANS, false, 0),
                  0, GP_WMS_NONE, 0, 0},
-                {"aborted", mk_gate(GP_PHASE_ABORTED, G, G, 5000, 1), ctl(G, TRANS, false, 0), 0,
-                 GP_WMS_NONE, 0, 0},
+                {"aborted", mk_gate(GP_PHASE_ABORTED, G, G, 5000, 1), ctl(G, TRANS, false, 0),
+                 0, GP_WMS_NONE, 0, 0},
         };
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
                 gp_publish_t out;
                 memset(&out, 0x5a, sizeof(out));
                 bool ret = gp_gate_publication(&rows[i].g, &rows[i].c, &out);
-                cr_assert_eq(ret, rows[i].ret, "row %zu '%s': returned %d", i, rows[i].row, ret);
+                cr_assert_eq(ret, rows[i].ret, "row %zu '%s': returned %d", i, rows[i].row,
+                             ret);
                 cr_assert_eq(out.wm_stage, rows[i].wms, "row %zu '%s': wm_stage %d", i,
                              rows[i].row, (int)out.wm_stage);
                 if (rows[i].wms == GP_WMS_SET)
                         cr_assert_eq(out.toggle, rows[i].toggle,
-                                     "row %zu '%s': toggle %" PRId64, i, rows[i].row, out.toggle);
+                                     "row %zu '%s': toggle %" PRId64, i, rows[i].row,
+                                     out.toggle);
                 cr_assert_eq(out.clear_to_teardown, rows[i].ctt, "row %zu '%s': ctt", i,
                              rows[i].row);
         }
@@ -928,34 +954,142 @@ Test(watermark, table) {
                 int64_t wm, hi_max;
                 bool all_idle;
         } rows[] = {
-                {"min over active", 100, 1000, 5000, 2, {{1000, 4900}, {2000, 4900}}, 900, 2000, 0},
-                {"idle partition excluded", 100, 1000, 5000, 2, {{1000, 3000}, {2000, 4900}},
-                 1900, 2000, 0},
-                {"idle exactly at the timeout", 0, 1000, 5000, 2, {{1000, 4000}, {2000, 4900}},
-                 2000, 2000, 0},
-                {"one ms before the timeout: active", 0, 1000, 5000, 2,
-                 {{1000, 4001}, {2000, 4900}}, 1000, 2000, 0},
-                {"active without data: unknown", 0, 1000, 5000, 2, {{NONE, 4900}, {2000, 4900}},
-                 NONE, 2000, 0},
-                {"idle without data: ignored", 0, 1000, 5000, 2, {{NONE, 100}, {2000, 4900}}, 2000,
-                 2000, 0},
-                {"all idle: the max", 100, 1000, 5000, 3, {{1000, 10}, {2000, 20}, {NONE, 30}},
-                 1900, 2000, 1},
-                {"all idle, no data", 100, 1000, 5000, 2, {{NONE, 10}, {NONE, 20}}, NONE, NONE, 1},
+                {"min over active",
+                 100,
+                 1000,
+                 5000,
+                 2,
+                 {{1000, 4900}, {2000, 4900}},
+                 900,
+                 2000,
+                 0},
+                {"idle partition excluded",
+                 100,
+                 1000,
+                 5000,
+                 2,
+                 {{1000, 3000}, {2000, 4900}},
+                 1900,
+                 2000,
+                 0},
+                {"idle exactly at the timeout",
+                 0,
+                 1000,
+                 5000,
+                 2,
+                 {{1000, 4000}, {2000, 4900}},
+                 2000,
+                 2000,
+                 0},
+                {"one ms before the timeout: active",
+                 0,
+                 1000,
+                 5000,
+                 2,
+                 {{1000, 4001}, {2000, 4900}},
+                 1000,
+                 2000,
+                 0},
+                {"active without data: unknown",
+                 0,
+                 1000,
+                 5000,
+                 2,
+                 {{NONE, 4900}, {2000, 4900}},
+                 NONE,
+                 2000,
+                 0},
+                {"idle without data: ignored",
+                 0,
+                 1000,
+                 5000,
+                 2,
+                 {{NONE, 100}, {2000, 4900}},
+                 2000,
+                 2000,
+                 0},
+                {"all idle: the max",
+                 100,
+                 1000,
+                 5000,
+                 3,
+                 {{1000, 10}, {2000, 20}, {NONE, 30}},
+                 1900,
+                 2000,
+                 1},
+                {"all idle, no data",
+                 100,
+                 1000,
+                 5000,
+                 2,
+                 {{NONE, 10}, {NONE, 20}},
+                 NONE,
+                 NONE,
+                 1},
                 {"no partitions", 100, 1000, 5000, 0, {{0, 0}}, NONE, NONE, 1},
-                {"hi_max includes idle partitions", 0, 1000, 5000, 2, {{9000, 10}, {2000, 4900}},
-                 2000, 9000, 0},
-                {"out-of-orderness near min", 1000, 1000, 5000, 1, {{MIN1, 4900}}, MIN1, MIN1, 0},
-                {"near min, partly", 1000, 1000, 5000, 1, {{INT64_MIN + 500, 4900}}, MIN1,
-                 INT64_MIN + 500, 0},
-                {"near min, exact", 1000, 1000, 5000, 1, {{INT64_MIN + 1001, 4900}}, MIN1,
-                 INT64_MIN + 1001, 0},
-                {"near min, one above", 1000, 1000, 5000, 1, {{INT64_MIN + 1002, 4900}},
-                 INT64_MIN + 2, INT64_MIN + 1002, 0},
-                {"huge out-of-orderness", INT64_MAX, 1000, 5000, 2, {{INT64_MAX, 4900}, {5, 4900}},
-                 INT64_MIN + 6, INT64_MAX, 0},
-                {"huge out-of-orderness, hi max", INT64_MAX, 1000, 5000, 1, {{INT64_MAX, 4900}}, 0,
-                 INT64_MAX, 0},
+                {"hi_max includes idle partitions",
+                 0,
+                 1000,
+                 5000,
+                 2,
+                 {{9000, 10}, {2000, 4900}},
+                 2000,
+                 9000,
+                 0},
+                {"out-of-orderness near min",
+                 1000,
+                 1000,
+                 5000,
+                 1,
+                 {{MIN1, 4900}},
+                 MIN1,
+                 MIN1,
+                 0},
+                {"near min, partly",
+                 1000,
+                 1000,
+                 5000,
+                 1,
+                 {{INT64_MIN + 500, 4900}},
+                 MIN1,
+                 INT64_MIN + 500,
+                 0},
+                {"near min, exact",
+                 1000,
+                 1000,
+                 5000,
+                 1,
+                 {{INT64_MIN + 1001, 4900}},
+                 MIN1,
+                 INT64_MIN + 1001,
+                 0},
+                {"near min, one above",
+                 1000,
+                 1000,
+                 5000,
+                 1,
+                 {{INT64_MIN + 1002, 4900}},
+                 INT64_MIN + 2,
+                 INT64_MIN + 1002,
+                 0},
+                {"huge out-of-orderness",
+                 INT64_MAX,
+                 1000,
+                 5000,
+                 2,
+                 {{INT64_MAX, 4900}, {5, 4900}},
+                 INT64_MIN + 6,
+                 INT64_MAX,
+                 0},
+                {"huge out-of-orderness, hi max",
+                 INT64_MAX,
+                 1000,
+                 5000,
+                 1,
+                 {{INT64_MAX, 4900}},
+                 0,
+                 INT64_MAX,
+                 0},
                 {"last_wall far in the past", 0, 1000, INT64_MAX, 1, {{7, MIN1}}, 7, 7, 1},
                 {"last_wall in the future", 0, 1000, MIN1, 1, {{7, INT64_MAX}}, 7, 7, 0},
         };
@@ -973,8 +1107,8 @@ Test(watermark, table) {
                 gp_wm_view_t out;
                 memset(&out, 0, sizeof(out));
                 gp_gate_watermark(pp, rows[i].n, &c, rows[i].now, &out);
-                cr_assert_eq(out.wm, rows[i].wm, "row %zu '%s': wm=%" PRId64 ", want %" PRId64, i,
-                             rows[i].row, out.wm, rows[i].wm);
+                cr_assert_eq(out.wm, rows[i].wm, "row %zu '%s': wm=%" PRId64 ", want %" PRId64,
+                             i, rows[i].row, out.wm, rows[i].wm);
                 cr_assert_eq(out.hi_max, rows[i].hi_max, "row %zu '%s': hi_max=%" PRId64, i,
                              rows[i].row, out.hi_max);
                 cr_assert_eq(out.all_idle, rows[i].all_idle, "row %zu '%s': all_idle", i,
@@ -1011,9 +1145,9 @@ Test(align, table) {
                 {INT64_MAX - 806, 1000, GP_TS_NONE},
                 {1, INT64_MAX, INT64_MAX},
                 {-1, INT64_MAX, 0},
-                {MIN1, 1000, INT64_MIN + 808},            /* ...807 -> ...000 */
+                {MIN1, 1000, INT64_MIN + 808}, /* ...807 -> ...000 */
                 {INT64_MIN + 808, 1000, INT64_MIN + 808},
-                {MIN1, INT64_MAX, MIN1},                  /* -(2^63-1) is a multiple */
+                {MIN1, INT64_MAX, MIN1}, /* -(2^63-1) is a multiple */
                 {MIN1, 2, INT64_MIN + 2},
                 {1700000000123, 60000, 1700000040000},
         };
@@ -1088,7 +1222,8 @@ Test(rules, idle_close_counts_from_the_last_record) {
         gp_step_t out;
         gp_gate_step(&g, parts, 1, &c, &wv, &conf, now, &out);
         cr_assert_eq(g.phase, GP_PHASE_SPLIT,
-                     "routing: closed after %" PRId64 " ms of quiet, idle + lateness is %" PRId64,
+                     "routing: closed after %" PRId64
+                     " ms of quiet, idle + lateness is %" PRId64,
                      now - p.last_wall, conf.idle_ms + conf.lateness_ms);
 }
 

@@ -77,8 +77,7 @@ Test(jsonpath, compile_errors) {
                 cr_assert_eq(rc, -1, "\"%s\": compiled", cases[k].spec);
                 cr_assert_not_null(strstr(err, cases[k].why), "\"%s\": \"%s\" lacks \"%s\"",
                                    cases[k].spec, err, cases[k].why);
-                cr_assert_eq(p.nsegs, 0, "\"%s\": segments left after failure",
-                             cases[k].spec);
+                cr_assert_eq(p.nsegs, 0, "\"%s\": segments left after failure", cases[k].spec);
         }
 }
 
@@ -154,7 +153,8 @@ Test(jsonpath, finds) {
                 {"a", " \t\r\n{ \t\"a\" \r\n:\n 42 \t}\n", GP_JSON_NUMBER, "42", 0},
                 {"b", "{\"a\":1,\"b\":2,\"c\":3}", GP_JSON_NUMBER, "2", 0},
                 {"c", "{\"a\":1,\"b\":2,\"c\":3}", GP_JSON_NUMBER, "3", 0},
-                {"a.b.c", "{\"a\":{\"x\":0,\"b\":{\"c\":\"deep\"}}}", GP_JSON_STRING, "deep", 0},
+                {"a.b.c", "{\"a\":{\"x\":0,\"b\":{\"c\":\"deep\"}}}", GP_JSON_STRING, "deep",
+                 0},
                 {"a[0]", "{\"a\":[10,20,30]}", GP_JSON_NUMBER, "10", 0},
                 {"a[2]", "{\"a\":[10,20,30]}", GP_JSON_NUMBER, "30", 0},
                 {"a[1].t", "{\"a\":[{\"t\":1},{\"t\":2}]}", GP_JSON_NUMBER, "2", 0},
@@ -175,7 +175,8 @@ Test(jsonpath, finds) {
                 {"s", "{\"s\":\"a\\\"b\\\\c\\/d\\u00e9\\n\"}", GP_JSON_STRING,
                  "a\\\"b\\\\c\\/d\\u00e9\\n", 1},
                 {"s", "{\"s\":\"\\uD83D\\uDE00\"}", GP_JSON_STRING, "\\uD83D\\uDE00", 1},
-                {"s", "{\"s\":\"caf\xc3\xa9 {[,:]}\"}", GP_JSON_STRING, "caf\xc3\xa9 {[,:]}", 0},
+                {"s", "{\"s\":\"caf\xc3\xa9 {[,:]}\"}", GP_JSON_STRING, "caf\xc3\xa9 {[,:]}",
+                 0},
                 /* true, false, null, containers */
                 {"v", "{\"v\":true}", GP_JSON_OTHER, "true", 0},
                 {"v", "{\"v\":false }", GP_JSON_OTHER, "false", 0},
@@ -405,8 +406,8 @@ Test(jsonpath, depth_limit) {
                 /* inside a deep root array: [[[...]]] with a path down it */
                 {"[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]", "", GP_JSON_MAX_DEPTH,
                  '[', ']', "", "", GP_JSON_OK},
-                {"[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]", "",
-                 GP_JSON_MAX_DEPTH + 1, '[', ']', "", "", GP_JSON_ERR_DEPTH},
+                {"[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]", "", GP_JSON_MAX_DEPTH + 1,
+                 '[', ']', "", "", GP_JSON_ERR_DEPTH},
                 /* too deep and never closed: depth is reported, not syntax */
                 {"a", "{\"x\":", 1000, '[', ' ', "", "", GP_JSON_ERR_DEPTH},
                 /* deep, then missing: the depth error wins over the miss */
@@ -427,8 +428,8 @@ Test(jsonpath, depth_limit) {
 
 Test(jsonpath, deep_value_span) {
         static char buf[512];
-        size_t len = nest(buf, sizeof buf, "{\"a\":", GP_JSON_MAX_DEPTH - 1, '[', "", ']',
-                          "}");
+        size_t len =
+                nest(buf, sizeof buf, "{\"a\":", GP_JSON_MAX_DEPTH - 1, '[', "", ']', "}");
         gp_jval_t v;
         cr_assert_eq(find("a", buf, len, &v), GP_JSON_OK);
         cr_assert_eq(v.type, GP_JSON_OTHER);

@@ -9,8 +9,8 @@
 #include "k8s/configmap.h"
 #include "k8s/wire.h"
 
-#define CM(rv, data)                                                                   \
-        "{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"bg\","  \
+#define CM(rv, data)                                                                          \
+        "{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"bg\","        \
         "\"namespace\":\"ns\",\"resourceVersion\":\"" rv "\"},\"data\":{" data "}}"
 
 Test(wire, events) {
@@ -24,7 +24,8 @@ Test(wire, events) {
         } t[] = {
                 {"{\"type\":\"ADDED\",\"object\":" CM("11", "\"stage\":\"RUNNING\"") "}",
                  GP_K8S_EV_ADDED, "11", "RUNNING", 0, ""},
-                {"{\"type\":\"MODIFIED\",\"object\":" CM("12", "\"stage\":\"TRANSITIONING\"") "}",
+                {"{\"type\":\"MODIFIED\",\"object\":" CM("12",
+                                                         "\"stage\":\"TRANSITIONING\"") "}",
                  GP_K8S_EV_MODIFIED, "12", "TRANSITIONING", 0, ""},
                 {"{\"type\":\"DELETED\",\"object\":" CM("13", "\"stage\":\"RUNNING\"") "}",
                  GP_K8S_EV_DELETED, "13", "RUNNING", 0, ""},
@@ -38,7 +39,8 @@ Test(wire, events) {
                  GP_K8S_EV_ERROR, "", NULL, 410, "410 Gone: too old resource version: 5 (9)"},
                 {"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,"
                  "\"message\":\"etcd\\nunavailable\"}}",
-                 GP_K8S_EV_ERROR, "", NULL, 500, "500 Internal Server Error: etcd unavailable"},
+                 GP_K8S_EV_ERROR, "", NULL, 500,
+                 "500 Internal Server Error: etcd unavailable"},
                 {"{\"type\":\"ERROR\",\"object\":{}}", GP_K8S_EV_ERROR, "", NULL, 0,
                  "0: no message"},
                 /* whitespace and a CR at the end are fine; order of keys too */
@@ -79,9 +81,11 @@ Test(wire, bad_events) {
                 {"[1]", "watch event: no \"type\""},
                 {"{\"object\":{}}", "watch event: no \"type\""},
                 {"{\"type\":7,\"object\":{}}", "watch event: no \"type\""},
-                {"{\"type\":\"UPSERTED\",\"object\":{}}", "watch event: unknown type \"UPSERTED\""},
+                {"{\"type\":\"UPSERTED\",\"object\":{}}",
+                 "watch event: unknown type \"UPSERTED\""},
                 {"{\"type\":\"ADDED\"}", "watch event ADDED: no \"object\""},
-                {"{\"type\":\"MODIFIED\",\"object\":[]}", "watch event MODIFIED: no \"object\""},
+                {"{\"type\":\"MODIFIED\",\"object\":[]}",
+                 "watch event MODIFIED: no \"object\""},
                 {"{\"type\":\"ADDED\",\"object\":{\"kind\":\"Secret\",\"metadata\":{"
                  "\"resourceVersion\":\"1\"}}}",
                  "watch event ADDED: object is not a ConfigMap"},
@@ -115,7 +119,8 @@ Test(wire, status_messages) {
                  "\\\"bg\\\": the object has been modified; please apply your changes to the "
                  "latest version and try again\",\"reason\":\"Conflict\",\"details\":{"
                  "\"name\":\"bg\",\"kind\":\"configmaps\"},\"code\":409}",
-                 "409 Conflict: Operation cannot be fulfilled on configmaps \"bg\": the object "
+                 "409 Conflict: Operation cannot be fulfilled on configmaps \"bg\": the "
+                 "object "
                  "has been modified; please apply your changes to the latest version and try "
                  "again"},
                 /* pretty-printed, as the server does for some user agents */
@@ -123,7 +128,8 @@ Test(wire, status_messages) {
                  "{\n  \"kind\": \"Status\",\n  \"message\": \"configmaps \\\"other\\\" is "
                  "forbidden: User \\\"gate-proxy\\\" cannot get resource \\\"configmaps\\\" "
                  "in API group \\\"\\\" in the namespace \\\"ns\\\"\",\n  \"code\": 403\n}\n",
-                 "403 Forbidden: configmaps \"other\" is forbidden: User \"gate-proxy\" cannot "
+                 "403 Forbidden: configmaps \"other\" is forbidden: User \"gate-proxy\" "
+                 "cannot "
                  "get resource \"configmaps\" in API group \"\" in the namespace \"ns\""},
                 {404, "{\"kind\":\"Status\",\"message\":\"configmaps \\\"bg\\\" not found\"}",
                  "404 Not Found: configmaps \"bg\" not found"},
@@ -137,8 +143,8 @@ Test(wire, status_messages) {
         };
         for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
                 char out[600];
-                gp_k8s_status_message(t[i].status, t[i].body, t[i].body ? strlen(t[i].body) : 0,
-                                      out, sizeof(out));
+                gp_k8s_status_message(t[i].status, t[i].body,
+                                      t[i].body ? strlen(t[i].body) : 0, out, sizeof(out));
                 cr_expect_str_eq(out, t[i].want, "row %zu", i);
         }
         /* A long body is cut, a small buffer is not overrun. */
@@ -154,11 +160,13 @@ Test(wire, status_messages) {
 }
 
 Test(wire, merge_patch) {
-        gp_kv_t kv[] = {{"stage", "CLEAR_TO_TEARDOWN"}, {"watermark-stage", NULL}, {"q\"", "v"}};
+        gp_kv_t kv[] = {
+                {"stage", "CLEAR_TO_TEARDOWN"}, {"watermark-stage", NULL}, {"q\"", "v"}};
         char *p = gp_k8s_merge_patch("42", kv, 3);
         cr_assert_not_null(p);
-        cr_expect_str_eq(p, "{\"metadata\":{\"resourceVersion\":\"42\"},\"data\":{\"stage\":"
-                            "\"CLEAR_TO_TEARDOWN\",\"watermark-stage\":null,\"q\\\"\":\"v\"}}");
+        cr_expect_str_eq(p,
+                         "{\"metadata\":{\"resourceVersion\":\"42\"},\"data\":{\"stage\":"
+                         "\"CLEAR_TO_TEARDOWN\",\"watermark-stage\":null,\"q\\\"\":\"v\"}}");
         free(p);
         p = gp_k8s_merge_patch(NULL, kv, 1);
         cr_expect_str_eq(p, "{\"data\":{\"stage\":\"CLEAR_TO_TEARDOWN\"}}");
@@ -179,9 +187,16 @@ Test(wire, rv_order) {
                 const char *a, *b;
                 int want;
         } t[] = {
-                {"5", "5", 0},   {"5", "6", -1},  {"10", "9", 1},   {"009", "10", -1},
-                {"", "", 0},     {"", "5", 2},    {"a", "b", 2},    {"abc", "abc", 0},
-                {"5", "5x", 2},  {"99999999999999999999", "1", 2},
+                {"5", "5", 0},
+                {"5", "6", -1},
+                {"10", "9", 1},
+                {"009", "10", -1},
+                {"", "", 0},
+                {"", "5", 2},
+                {"a", "b", 2},
+                {"abc", "abc", 0},
+                {"5", "5x", 2},
+                {"99999999999999999999", "1", 2},
                 {"1234567890123456789", "1234567890123456788", 1},
         };
         for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -213,9 +228,9 @@ Test(wire, lines_in_pieces) {
                 sink_t s = {.n = 0};
                 gp_k8s_lines_init(&l, 64);
                 cr_assert_eq(gp_k8s_lines_feed(&l, stream, cut, collect, &s), 0);
-                cr_assert_eq(gp_k8s_lines_feed(&l, stream + cut, strlen(stream) - cut, collect,
-                                               &s),
-                             0);
+                cr_assert_eq(
+                        gp_k8s_lines_feed(&l, stream + cut, strlen(stream) - cut, collect, &s),
+                        0);
                 cr_assert_eq(s.n, 4, "cut %zu: %d lines", cut, s.n);
                 cr_expect_str_eq(s.got[0], "{\"a\":1}");
                 cr_expect_str_eq(s.got[1], "{\"b\":2}");

@@ -12,21 +12,21 @@
 #include "k8s/kubeconfig.h"
 
 /* A kubeconfig with one cluster, context and user; the parts vary. */
-#define KC(cluster, context, user, current)                                            \
-        "apiVersion: v1\n"                                                             \
-        "kind: Config\n"                                                               \
-        "clusters:\n"                                                                  \
-        "- name: c1\n"                                                                 \
-        "  cluster:\n" cluster "contexts:\n"                                           \
-        "- name: ctx\n"                                                                \
-        "  context:\n" context "users:\n"                                              \
-        "- name: u1\n"                                                                 \
+#define KC(cluster, context, user, current)                                                   \
+        "apiVersion: v1\n"                                                                    \
+        "kind: Config\n"                                                                      \
+        "clusters:\n"                                                                         \
+        "- name: c1\n"                                                                        \
+        "  cluster:\n" cluster "contexts:\n"                                                  \
+        "- name: ctx\n"                                                                       \
+        "  context:\n" context "users:\n"                                                     \
+        "- name: u1\n"                                                                        \
         "  user:\n" user current
 
 #define SERVER "    server: https://127.0.0.1:6443\n"
-#define CTX "    cluster: c1\n    user: u1\n    namespace: flink\n"
-#define TOKEN "    token: s3cret\n"
-#define CUR "current-context: ctx\n"
+#define CTX    "    cluster: c1\n    user: u1\n    namespace: flink\n"
+#define TOKEN  "    token: s3cret\n"
+#define CUR    "current-context: ctx\n"
 
 typedef struct {
         const char *name;
@@ -37,29 +37,29 @@ typedef struct {
 } row_t;
 
 static const row_t rows[] = {
-        {"token", KC(SERVER, CTX, TOKEN, CUR), "https://127.0.0.1:6443", "flink",
-         "s3cret", "", "", "", "", "", "", ""},
+        {"token", KC(SERVER, CTX, TOKEN, CUR), "https://127.0.0.1:6443", "flink", "s3cret", "",
+         "", "", "", "", "", ""},
         {"tokenFile relative to the kubeconfig's dir",
-         KC(SERVER, CTX, "    tokenFile: tok\n", CUR), "https://127.0.0.1:6443", "flink",
-         "", "/etc/kube/tok", "", "", "", "", "", ""},
-        {"tokenFile absolute", KC(SERVER, CTX, "    tokenFile: /run/t\n", CUR), NULL,
-         NULL, "", "/run/t", "", "", "", "", "", ""},
+         KC(SERVER, CTX, "    tokenFile: tok\n", CUR), "https://127.0.0.1:6443", "flink", "",
+         "/etc/kube/tok", "", "", "", "", "", ""},
+        {"tokenFile absolute", KC(SERVER, CTX, "    tokenFile: /run/t\n", CUR), NULL, NULL, "",
+         "/run/t", "", "", "", "", "", ""},
         {"token wins over tokenFile",
-         KC(SERVER, CTX, "    token: a\n    tokenFile: /run/t\n", CUR), NULL, NULL, "a",
-         "", "", "", "", "", "", ""},
+         KC(SERVER, CTX, "    token: a\n    tokenFile: /run/t\n", CUR), NULL, NULL, "a", "",
+         "", "", "", "", "", ""},
         {"CA data (base64)",
-         KC(SERVER "    certificate-authority-data: aGVsbG8=\n", CTX, TOKEN, CUR), NULL,
-         NULL, NULL, NULL, "hello", "", "", "", "", ""},
-        {"CA file", KC(SERVER "    certificate-authority: ca.crt\n", CTX, TOKEN, CUR),
-         NULL, NULL, NULL, NULL, "", "/etc/kube/ca.crt", "", "", "", ""},
+         KC(SERVER "    certificate-authority-data: aGVsbG8=\n", CTX, TOKEN, CUR), NULL, NULL,
+         NULL, NULL, "hello", "", "", "", "", ""},
+        {"CA file", KC(SERVER "    certificate-authority: ca.crt\n", CTX, TOKEN, CUR), NULL,
+         NULL, NULL, NULL, "", "/etc/kube/ca.crt", "", "", "", ""},
         {"CA data wins over file",
          KC(SERVER "    certificate-authority: ca.crt\n"
                    "    certificate-authority-data: aGVsbG8=\n",
             CTX, TOKEN, CUR),
          NULL, NULL, NULL, NULL, "hello", "", "", "", "", ""},
         {"client certificate data",
-         KC(SERVER, CTX,
-            "    client-certificate-data: Y2VydA==\n    client-key-data: a2V5\n", CUR),
+         KC(SERVER, CTX, "    client-certificate-data: Y2VydA==\n    client-key-data: a2V5\n",
+            CUR),
          NULL, NULL, "", "", "", "", "cert", "", "key", ""},
         {"client certificate files",
          KC(SERVER, CTX, "    client-certificate: c.pem\n    client-key: /k/k.pem\n", CUR),
@@ -74,8 +74,8 @@ static const row_t rows[] = {
          " users: [{name: u1, user: {token: \"t\"}}], current-context: ctx}",
          "https://h:1", "", "t", NULL, NULL, NULL, NULL, NULL, NULL, NULL},
         {"insecure-skip-tls-verify: false is fine",
-         KC(SERVER "    insecure-skip-tls-verify: false\n", CTX, TOKEN, CUR), NULL, NULL,
-         NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+         KC(SERVER "    insecure-skip-tls-verify: false\n", CTX, TOKEN, CUR), NULL, NULL, NULL,
+         NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 
 };
 
@@ -105,7 +105,8 @@ static const struct {
          KC(SERVER "    insecure-skip-tls-verify: true\n", CTX, TOKEN, CUR),
          "clusters[name=\"c1\"].cluster.insecure-skip-tls-verify: not supported (TLS "
          "verification is always on; give the cluster's CA instead)"},
-        {"bad CA base64", KC(SERVER "    certificate-authority-data: '@@@'\n", CTX, TOKEN, CUR),
+        {"bad CA base64",
+         KC(SERVER "    certificate-authority-data: '@@@'\n", CTX, TOKEN, CUR),
          "clusters[name=\"c1\"].cluster.certificate-authority-data: not valid base64"},
         {"client certificate without key",
          KC(SERVER, CTX, "    client-certificate-data: Y2VydA==\n", CUR),
@@ -126,8 +127,9 @@ static const struct {
          "users[name=\"u1\"].user.token: not a string"},
         {"NUL in a value", KC(SERVER, CTX, "    token: \"a\\0b\"\n", CUR),
          "users[name=\"u1\"].user.token: contains a NUL byte"},
-        {"clusters not a list", "clusters: 3\ncurrent-context: ctx\ncontexts:\n- name: ctx\n"
-                                "  context: {cluster: c1, user: u1}\n",
+        {"clusters not a list",
+         "clusters: 3\ncurrent-context: ctx\ncontexts:\n- name: ctx\n"
+         "  context: {cluster: c1, user: u1}\n",
          "clusters: not a list"},
         {"context entry without a context mapping",
          "current-context: ctx\ncontexts:\n- name: ctx\n  context: x\n",
@@ -145,8 +147,8 @@ static void expect(const char *row, const char *field, const char *want, const c
         if (!*want)
                 cr_expect_null(got, "%s: %s should be unset, is \"%s\"", row, field, got);
         else
-                cr_expect(got && !strcmp(got, want), "%s: %s is \"%s\", want \"%s\"", row, field,
-                          got ? got : "(null)", want);
+                cr_expect(got && !strcmp(got, want), "%s: %s is \"%s\", want \"%s\"", row,
+                          field, got ? got : "(null)", want);
 }
 
 Test(kubeconfig, table) {
@@ -309,13 +311,16 @@ Test(kubeconfig, in_cluster) {
         static const struct {
                 const char *host, *port, *want;
         } bad[] = {
-                {NULL, "443", "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: not set "
-                              "(not in a pod? give control.k8s.kubeconfig)"},
-                {"10.0.0.1", "", "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: not set "
-                                 "(not in a pod? give control.k8s.kubeconfig)"},
+                {NULL, "443",
+                 "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: not set "
+                 "(not in a pod? give control.k8s.kubeconfig)"},
+                {"10.0.0.1", "",
+                 "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: not set "
+                 "(not in a pod? give control.k8s.kubeconfig)"},
                 {"10.0.0.1", "99999", "KUBERNETES_SERVICE_PORT: \"99999\" is not a port"},
                 {"10.0.0.1", "44a", "KUBERNETES_SERVICE_PORT: \"44a\" is not a port"},
-                {"a/b", "443", "KUBERNETES_SERVICE_HOST: \"a/b\" is not a host name or address"},
+                {"a/b", "443",
+                 "KUBERNETES_SERVICE_HOST: \"a/b\" is not a host name or address"},
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 c = gp_k8s_incluster_load(bad[i].host, bad[i].port, dir, &err);
@@ -399,11 +404,20 @@ Test(kubeconfig, base64) {
         static const struct {
                 const char *in, *out; /* out NULL: refused */
         } t[] = {
-                {"", ""},          {"aGVsbG8=", "hello"}, {"aGVsbG8", "hello"},
-                {"aGVsbA==", "hell"}, {"aGVsbA", "hell"}, {"aGVs\nbG8=\n", "hello"},
-                {"YQ==", "a"},     {"a", NULL},           {"aGVsbG8=x", NULL},
-                {"aGV*", NULL},    {"aGVsbA=", NULL},     {"aGVsbG8==", NULL},
-                {"====", NULL},    {"aGVsbB==", NULL}, /* spare bits set */
+                {"", ""},
+                {"aGVsbG8=", "hello"},
+                {"aGVsbG8", "hello"},
+                {"aGVsbA==", "hell"},
+                {"aGVsbA", "hell"},
+                {"aGVs\nbG8=\n", "hello"},
+                {"YQ==", "a"},
+                {"a", NULL},
+                {"aGVsbG8=x", NULL},
+                {"aGV*", NULL},
+                {"aGVsbA=", NULL},
+                {"aGVsbG8==", NULL},
+                {"====", NULL},
+                {"aGVsbB==", NULL}, /* spare bits set */
         };
         for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
                 char *out = NULL;

@@ -26,7 +26,7 @@
 #include "proxy/loop/proxy.h"
 
 #define PARTS 2
-#define BASE INT64_C(1700000000000)
+#define BASE  INT64_C(1700000000000)
 
 typedef struct rig {
         rd_kafka_t *host;
@@ -148,10 +148,11 @@ static void await_counts(rig_t *r, int64_t blue, int64_t green, const char *what
         gp_stats_t s = stats(r);
         for (int i = 0; i < 1000; i++, usleep(10 * 1000)) {
                 s = stats(r);
-                if ((blue < 0 || (int64_t)s.n[0] == blue) && (green < 0 || (int64_t)s.n[1] == green))
+                if ((blue < 0 || (int64_t)s.n[0] == blue) &&
+                    (green < 0 || (int64_t)s.n[1] == green))
                         return;
-                cr_assert(!r->done, "the proxy stopped (code %d) while waiting for %s", r->code,
-                          what);
+                cr_assert(!r->done, "the proxy stopped (code %d) while waiting for %s",
+                          r->code, what);
         }
         cr_assert_fail("%s: blue=%" PRIu64 " green=%" PRIu64 " after 10 s (want %" PRId64
                        ", %" PRId64 ")",

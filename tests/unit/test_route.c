@@ -13,11 +13,11 @@
 
 #define NONE GP_TS_NONE
 #define MIN1 (INT64_MIN + 1)
-#define B GP_BLUE
-#define G GP_GREEN
-#define D_B GP_DEST_BLUE
-#define D_G GP_DEST_GREEN
-#define D_Q GP_DEST_DLQ
+#define B    GP_BLUE
+#define G    GP_GREEN
+#define D_B  GP_DEST_BLUE
+#define D_G  GP_DEST_GREEN
+#define D_Q  GP_DEST_DLQ
 
 static const char *dest_name(gp_dest_t d) {
         return d == GP_DEST_BLUE ? "blue" : d == GP_DEST_GREEN ? "green" : "dlq";
@@ -82,7 +82,8 @@ static const route_row_t route_rows[] = {
         {"split negative T, ts==T-1", GP_PHASE_SPLIT, B, G, -500, -501, 0, 0, D_B, 0},
         {"split T=min+1, ts=min+1", GP_PHASE_SPLIT, B, G, MIN1, MIN1, 0, 0, D_G, 0},
         {"split T=max, ts=max", GP_PHASE_SPLIT, B, G, INT64_MAX, INT64_MAX, 0, 0, D_G, 0},
-        {"split T=max, ts=max-1", GP_PHASE_SPLIT, B, G, INT64_MAX, INT64_MAX - 1, 0, 0, D_B, 0},
+        {"split T=max, ts=max-1", GP_PHASE_SPLIT, B, G, INT64_MAX, INT64_MAX - 1, 0, 0, D_B,
+         0},
         /* CLOSED: everything to NEW; ts < T is late, by policy to NEW or DLQ. */
         {"closed late=new ts<T", GP_PHASE_CLOSED, B, G, 1000, 999, 0, 0, D_G, 1},
         {"closed late=new ts=min+1", GP_PHASE_CLOSED, B, G, 1000, MIN1, 0, 0, D_G, 1},
@@ -156,7 +157,8 @@ Test(route, table) {
                 }
                 cr_assert_eq(p.hi, r->ts, "row %zu '%s': hi=%" PRId64 ", want %" PRId64, i,
                              r->row, p.hi, r->ts);
-                cr_assert_eq(p.last_wall, 77, "row %zu '%s': last_wall not updated", i, r->row);
+                cr_assert_eq(p.last_wall, 77, "row %zu '%s': last_wall not updated", i,
+                             r->row);
         }
 }
 
@@ -173,9 +175,12 @@ Test(route, counters_accumulate) {
                 int64_t ts, now, hi;
                 uint64_t n0, n1, n2, st0, st1;
         } seq[] = {
-                {50, 10, 50, 1, 0, 0, 1, 0},     {150, 11, 150, 1, 1, 0, 1, 1},
-                {99, 12, 150, 2, 1, 0, 2, 1},    {NONE, 13, 150, 2, 1, 1, 2, 1},
-                {100, 14, 150, 2, 2, 1, 2, 2},   {MIN1, 15, 150, 3, 2, 1, 3, 2},
+                {50, 10, 50, 1, 0, 0, 1, 0},
+                {150, 11, 150, 1, 1, 0, 1, 1},
+                {99, 12, 150, 2, 1, 0, 2, 1},
+                {NONE, 13, 150, 2, 1, 1, 2, 1},
+                {100, 14, 150, 2, 2, 1, 2, 2},
+                {MIN1, 15, 150, 3, 2, 1, 3, 2},
                 {INT64_MAX, 9, INT64_MAX, 3, 3, 1, 3, 3},
         };
         for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
@@ -204,7 +209,8 @@ Test(route, counters_late_and_no_cutoff) {
         gp_gate_route(&w, &c, &p, 5, 1, &late);
         gp_gate_route(&w, &c, &p, 6, 2, &late);
         cr_assert_eq(p.n[0], 2u, "waiting: 2 records to blue");
-        cr_assert(p.since_t[0] == 0 && p.since_t[1] == 0, "waiting: since_t counted without T");
+        cr_assert(p.since_t[0] == 0 && p.since_t[1] == 0,
+                  "waiting: since_t counted without T");
 
         /* CLOSED, late=dlq: late records count as late and as DLQ, not since_t. */
         gp_gate_t cl = mk_gate(GP_PHASE_CLOSED, B, G, 100);
@@ -243,24 +249,33 @@ static int64_t add_clamped(int64_t a, int64_t d) {
 /* An event time, biased to the interesting places around t. */
 static int64_t rnd_ts(int64_t t) {
         switch (rnd() % 8) {
-        case 0: return MIN1;
-        case 1: return INT64_MAX;
+        case 0:
+                return MIN1;
+        case 1:
+                return INT64_MAX;
         case 2: {
                 int64_t v = (int64_t)rnd();
                 return v == NONE ? MIN1 : v;
         }
-        case 3: return (int64_t)(rnd() % 4000000000000ULL) - 1000000000000LL;
-        default: return add_clamped(t, (int64_t)(rnd() % 2001) - 1000);
+        case 3:
+                return (int64_t)(rnd() % 4000000000000ULL) - 1000000000000LL;
+        default:
+                return add_clamped(t, (int64_t)(rnd() % 2001) - 1000);
         }
 }
 
 static int64_t rnd_cutoff(void) {
         switch (rnd() % 6) {
-        case 0: return MIN1;
-        case 1: return INT64_MAX;
-        case 2: return 0;
-        case 3: return -(int64_t)(rnd() % 1000000);
-        default: return 1600000000000LL + (int64_t)(rnd() % 200000000000ULL);
+        case 0:
+                return MIN1;
+        case 1:
+                return INT64_MAX;
+        case 2:
+                return 0;
+        case 3:
+                return -(int64_t)(rnd() % 1000000);
+        default:
+                return 1600000000000LL + (int64_t)(rnd() % 200000000000ULL);
         }
 }
 
@@ -309,9 +324,9 @@ Test(route_property, dest_and_route_agree_everywhere) {
         for (int k = 0; k < 2000; k++) {
                 gp_phase_t ph = (gp_phase_t)(rnd() % GP_PHASE__N);
                 gp_colour_t old_c = rnd() % 2 ? B : G;
-                gp_colour_t new_c =
-                        ph == GP_PHASE_STEADY || ph == GP_PHASE_ABORTED ? old_c
-                                                                        : gp_colour_other(old_c);
+                gp_colour_t new_c = ph == GP_PHASE_STEADY || ph == GP_PHASE_ABORTED
+                                            ? old_c
+                                            : gp_colour_other(old_c);
                 int64_t t = ph == GP_PHASE_SPLIT || ph == GP_PHASE_CLOSED || rnd() % 2
                                     ? rnd_cutoff()
                                     : NONE;
@@ -324,8 +339,8 @@ Test(route_property, dest_and_route_agree_everywhere) {
                 gp_dest_t d1 = gp_gate_dest(&g, &c, ts, &l1);
                 gp_dest_t d2 = gp_gate_route(&g, &c, &p, ts, 1, &l2);
                 cr_assert(d1 == d2 && l1 == l2,
-                          "case %d phase %s T=%" PRId64 " ts=%" PRId64 ": dest/route differ", k,
-                          gp_phase_name(ph), t, ts);
+                          "case %d phase %s T=%" PRId64 " ts=%" PRId64 ": dest/route differ",
+                          k, gp_phase_name(ph), t, ts);
                 /* Outside the split and WAITING, OLD never gets anything
                  * unless OLD is the owner. */
                 if (ph == GP_PHASE_CLOSED)
@@ -349,10 +364,11 @@ Test(route_property, replay_from_checkpoint) {
                 rng_state = seed * 0xD1B54A32D192ED03ULL;
                 gp_phase_t ph = phases[seed % 5];
                 gp_colour_t old_c = rnd() % 2 ? B : G;
-                gp_colour_t new_c =
-                        ph == GP_PHASE_STEADY || ph == GP_PHASE_ABORTED ? old_c
-                                                                        : gp_colour_other(old_c);
-                int64_t t = ph == GP_PHASE_SPLIT || ph == GP_PHASE_CLOSED ? rnd_cutoff() : NONE;
+                gp_colour_t new_c = ph == GP_PHASE_STEADY || ph == GP_PHASE_ABORTED
+                                            ? old_c
+                                            : gp_colour_other(old_c);
+                int64_t t =
+                        ph == GP_PHASE_SPLIT || ph == GP_PHASE_CLOSED ? rnd_cutoff() : NONE;
                 gp_gate_t g = mk_gate(ph, old_c, new_c, t);
                 g.seq = (int64_t)(rnd() % 1000);
                 gp_gate_conf_t c = mk_conf(rnd() % 2, rnd() % 2);

@@ -62,7 +62,10 @@ Test(timeparse, parse_i64_uses_len_not_nul) {
         int64_t v = 0;
         cr_assert_eq(gp_parse_i64("123456", 3, &v, NULL), 0);
         cr_assert_eq(v, 123);
-        cr_assert_eq(gp_parse_i64("12\0" "3", 4, &v, NULL), -1);
+        cr_assert_eq(gp_parse_i64("12\0"
+                                  "3",
+                                  4, &v, NULL),
+                     -1);
 }
 
 struct tp_ok {
@@ -84,11 +87,11 @@ Test(timeparse, valid) {
                 {"1.5", GP_UNIT_S, 1500},
                 {"0.1", GP_UNIT_S, 100},
                 {"0.001", GP_UNIT_S, 1},
-                {"1.999999", GP_UNIT_S, 1999},  /* truncated, not rounded */
+                {"1.999999", GP_UNIT_S, 1999}, /* truncated, not rounded */
                 {"-1.5", GP_UNIT_S, -1500},
                 {"-1", GP_UNIT_S, -1000},
-                {"-1.0005", GP_UNIT_S, -1001},  /* toward -inf */
-                {"-0.0001", GP_UNIT_S, -1},     /* toward -inf */
+                {"-1.0005", GP_UNIT_S, -1001}, /* toward -inf */
+                {"-0.0001", GP_UNIT_S, -1},    /* toward -inf */
                 {"-0.000", GP_UNIT_S, 0},
                 {"1.000000000000000000000000001", GP_UNIT_S, 1000},
                 {"9223372036854775", GP_UNIT_S, 9223372036854775000LL},
@@ -97,7 +100,7 @@ Test(timeparse, valid) {
                 /* epoch microseconds */
                 {"1700000000123456", GP_UNIT_US, 1700000000123LL},
                 {"999", GP_UNIT_US, 0},
-                {"-1", GP_UNIT_US, -1},     /* floor, not toward zero */
+                {"-1", GP_UNIT_US, -1}, /* floor, not toward zero */
                 {"-1000", GP_UNIT_US, -1},
                 {"-1001", GP_UNIT_US, -2},
                 {"-9223372036854775808", GP_UNIT_US, -9223372036854776LL},
@@ -172,8 +175,8 @@ Test(timeparse, invalid) {
                 {"-9223372036854776", GP_UNIT_S, "overflow"},
                 {"9223372036854775.808", GP_UNIT_S, "overflow"},
                 {"-9223372036854775.8081", GP_UNIT_S, "overflow"},
-                {"2023-02-29T00:00:00Z", GP_UNIT_MS, "day"},  /* not a leap year */
-                {"1900-02-29T00:00:00Z", GP_UNIT_MS, "day"},  /* century, not leap */
+                {"2023-02-29T00:00:00Z", GP_UNIT_MS, "day"}, /* not a leap year */
+                {"1900-02-29T00:00:00Z", GP_UNIT_MS, "day"}, /* century, not leap */
                 {"2024-02-30T00:00:00Z", GP_UNIT_MS, "day"},
                 {"2024-04-31T00:00:00Z", GP_UNIT_MS, "day"},
                 {"2024-01-00T00:00:00Z", GP_UNIT_MS, "day"},
@@ -212,8 +215,8 @@ Test(timeparse, invalid) {
                 int64_t ms = 42;
                 const char *why = NULL;
                 int rc = gp_time_parse(c->in, strlen(c->in), c->unit, &ms, &why);
-                cr_assert_eq(rc, -1, "\"%s\" (unit %d): accepted as %lld", c->in,
-                             (int)c->unit, (long long)ms);
+                cr_assert_eq(rc, -1, "\"%s\" (unit %d): accepted as %lld", c->in, (int)c->unit,
+                             (long long)ms);
                 cr_assert_eq(ms, 42, "\"%s\": output written on failure", c->in);
                 cr_assert_not_null(why, "\"%s\": no reason", c->in);
                 cr_assert_not_null(strstr(why, c->why), "\"%s\": reason \"%s\" lacks \"%s\"",
@@ -305,8 +308,7 @@ Test(timeparse, round_trip) {
         } cases[] = {
                 {"2026-12-02T13:59:17Z", GP_UNIT_MS, "2026-12-02T13:59:17.000Z"},
                 {"2026-12-02T15:59:17.25+02:00", GP_UNIT_MS, "2026-12-02T13:59:17.250Z"},
-                {"2026-12-02T08:29:17.123999-05:30", GP_UNIT_MS,
-                 "2026-12-02T13:59:17.123Z"},
+                {"2026-12-02T08:29:17.123999-05:30", GP_UNIT_MS, "2026-12-02T13:59:17.123Z"},
                 {"2024-03-01T00:30:00+01:00", GP_UNIT_MS, "2024-02-29T23:30:00.000Z"},
                 {"2024-12-31T23:00:00-01:00", GP_UNIT_MS, "2025-01-01T00:00:00.000Z"},
                 {"1969-12-31T23:59:59.9995Z", GP_UNIT_MS, "1969-12-31T23:59:59.999Z"},
