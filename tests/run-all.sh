@@ -22,7 +22,7 @@ if [ "$label" = integration ]; then
   # the unit and fuzz tests (about a minute in all).
   echo "== lint and format"
   bash "$top/tests/lint.sh" "$top" || failed=1
-  # (the format check joins here once the tree is formatted)
+  bash "$top/tests/format.sh" check || failed=1
   echo "== unit tests"
   (cd "$build" && ctest -L unit --output-on-failure -j2) || failed=1
   if [ $failed -ne 0 ]; then
