@@ -30,6 +30,11 @@
 #                                 restarted: tests/k8s/apiserver.sh restart);
 #                                 each stops the command with its error, and a
 #                                 rerun once it is cleared completes
+#   tests/flink/e2e.sh standin    the operator stand-in alone (StandinCheck.java,
+#                                 no gate-proxy): its real-operator behaviours
+#                                 (effective configuration, validation, drain,
+#                                 legacy savepoint mode, NOOP suspends, a failed
+#                                 job's checkpoint), one `standin:` line each
 #
 # The runs need GP_BOOTSTRAP (a broker: tests/kafka/broker.sh) and GP_BIN,
 # GP_CHECK, GP_PRODUCE (set by ctest). Each prints its `e2e:` or `control:`
@@ -84,7 +89,7 @@ java_run() { # CLASS ARGS...
   rc=${PIPESTATUS[0]}
   set -e
   if [ -n "${GP_E2E_LINES:-}" ]; then
-    grep -E '^(e2e[a-z-]*|control):' "$WORK/java.out" >>"$GP_E2E_LINES" || true
+    grep -E '^(e2e[a-z-]*|control|standin):' "$WORK/java.out" >>"$GP_E2E_LINES" || true
   fi
   if [ "$rc" -ne 0 ]; then
     echo "--- last lines of the JVM's log ($WORK/java.err):" >&2
@@ -102,7 +107,7 @@ java_run() { # CLASS ARGS...
 cmd=${1:-}
 case "$cmd" in
   build) build; exit 0 ;;
-  exact|operator|controls|handover|handover-faults) ;;
+  exact|operator|controls|handover|handover-faults|standin) ;;
   *) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
 
@@ -193,4 +198,14 @@ case "$cmd" in
       --run "$RUN" --namespace "$NS" --kubeconfig "$PROXY_KC" \
       --api "$("$K8S" url)" --token "$("$K8S" token admin)" --ca "$("$K8S" ca)" \
       --apiserver "$K8S" --job running ;;
+  standin)
+    source "$ROOT/tests/integration/k8s_lib.sh"
+    NS=gp-flink-$RUN_ID
+    RUN=e2e-si-$RUN_ID # FlinkDeployments $RUN-<case>
+    trap 'rc=$?; k8s_fixture_down; (exit $rc); finish_test' EXIT
+    k8s_fixture_up
+    k8s_flink_crds
+    kc create namespace "$NS" >/dev/null
+    java_run StandinCheck --bootstrap "$GP_BOOTSTRAP" --work "$WORK/run" --run "$RUN" --namespace "$NS" \
+      --api "$("$K8S" url)" --token "$("$K8S" token admin)" --ca "$("$K8S" ca)" ;;
 esac

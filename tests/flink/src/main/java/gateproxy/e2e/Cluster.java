@@ -1,7 +1,12 @@
 package gateproxy.e2e;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.flink.api.common.JobID;
@@ -16,6 +21,9 @@ import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 /**
  * A Flink MiniCluster in this JVM, and the few things the hand-over does with
  * a job: submit it (fresh or from a savepoint, with non-restored state
@@ -25,6 +33,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 public final class Cluster implements AutoCloseable {
     private final MiniCluster mc;
     private final Path dir;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     public Cluster(Path dir, int slots) throws Exception {
         this.dir = dir;
@@ -51,10 +60,17 @@ public final class Cluster implements AutoCloseable {
      * {@code spec.job.allowNonRestoredState}).
      */
     public JobID submit(Jobs.Spec s, String restore, boolean allowNonRestored) throws Exception {
+        return submit(s, restore, allowNonRestored, Map.of());
+    }
+
+    /** As {@link #submit(Jobs.Spec, String, boolean)}, with {@code extra} set in the job's configuration too. */
+    public JobID submit(Jobs.Spec s, String restore, boolean allowNonRestored, Map<String, String> extra)
+            throws Exception {
         Configuration conf = new Configuration();
         conf.setString("execution.checkpointing.interval", "1 s");
-        conf.setString("execution.checkpointing.dir", dir.resolve("checkpoints").toUri().toString());
+        conf.setString("execution.checkpointing.dir", checkpointDir());
         conf.setString("pipeline.name", s.txnPrefix);
+        extra.forEach(conf::setString);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(s.parallelism);
         Jobs.build(env, s);
@@ -117,6 +133,48 @@ public final class Cluster implements AutoCloseable {
         return dir.resolve("savepoints").toUri().toString();
     }
 
+    /** Where the jobs write their checkpoints (a file: URI), one directory per job under it. */
+    public String checkpointDir() {
+        return dir.resolve("checkpoints").toUri().toString();
+    }
+
+    /**
+     * The latest completed checkpoint or savepoint of the job, as its
+     * checkpoint statistics report it (REST {@code /jobs/:id/checkpoints},
+     * also for an ended job): the {@code external_path} of the entry with the
+     * highest id among {@code latest.restored}, {@code latest.completed} and
+     * {@code latest.savepoint}; null when there is none.
+     */
+    public String latestCheckpoint(JobID id) throws Exception {
+        URI rest = mc.getRestAddress().get(30, TimeUnit.SECONDS);
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(rest.resolve("/jobs/" + id + "/checkpoints"))
+                .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200)
+            throw new IllegalStateException("GET /jobs/" + id + "/checkpoints: HTTP " + r.statusCode() + " " + r.body());
+        JsonNode latest = new ObjectMapper().readTree(r.body()).path("latest");
+        JsonNode best = null;
+        for (String k : new String[] {"restored", "completed", "savepoint"}) {
+            JsonNode c = latest.path(k);
+            if (!c.hasNonNull("id") || !c.hasNonNull("external_path"))
+                continue;
+            if (best == null || c.path("id").asLong() > best.path("id").asLong())
+                best = c;
+        }
+        return best == null ? null : best.path("external_path").asText();
+    }
+
+    /** Waits until the job has ended (FAILED, CANCELED, FINISHED); its final status. */
+    public JobStatus awaitEnded(JobID id, Duration max) throws Exception {
+        long end = System.nanoTime() + max.toNanos();
+        JobStatus st;
+        while (!(st = status(id)).isGloballyTerminalState()) {
+            if (System.nanoTime() > end)
+                throw new IllegalStateException("job " + id + " not ended after " + max + " (" + st + ")");
+            Thread.sleep(50);
+        }
+        return st;
+    }
+
     /** Cancels the job (no savepoint) and waits until it has ended. */
     public void cancel(JobID id) throws Exception {
         if (!status(id).isGloballyTerminalState())
@@ -131,7 +189,12 @@ public final class Cluster implements AutoCloseable {
 
     /** Stop-with-savepoint; {@code drain} sends MAX_WATERMARK first. */
     public String stop(JobID id, boolean drain) throws Exception {
-        String p = mc.stopWithSavepoint(id, dir.resolve("savepoints").toUri().toString(), drain,
+        return stop(id, drain, null);
+    }
+
+    /** As {@link #stop(JobID, boolean)}, into {@code target} (a directory URI), or {@link #savepointDir} when null. */
+    public String stop(JobID id, boolean drain, String target) throws Exception {
+        String p = mc.stopWithSavepoint(id, target != null ? target : savepointDir(), drain,
                 SavepointFormatType.CANONICAL).get(120, TimeUnit.SECONDS);
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (status(id) != JobStatus.FINISHED) {

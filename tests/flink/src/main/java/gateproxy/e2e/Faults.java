@@ -287,6 +287,7 @@ public final class Faults {
     /** The reference job and blue, the six hops, the drain at the end. */
     void hops() throws Exception {
         o.savepointDir = flink.savepointDir();
+        o.checkpointDir = flink.checkpointDir();
         op = new Operator(o.kube, o.ns, flink,
                 (kind, colour) -> o.spec(Jobs.Kind.valueOf(kind.toUpperCase()), colour));
         o.op = op;

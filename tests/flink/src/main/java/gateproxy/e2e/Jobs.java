@@ -124,9 +124,35 @@ public final class Jobs {
         }
     }
 
+    /**
+     * The jobs (by {@link Spec#txnPrefix}) whose next source record fails
+     * them: a task exception, as a bug in the job would throw. For the
+     * operator stand-in's faults (Operator.java); the jobs run in this JVM's
+     * MiniCluster, so they see this set.
+     */
+    static final java.util.Set<String> FAIL = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** Fails job {@code txnPrefix} at the next record it reads ({@link #FAIL}); {@link #recover} undoes it. */
+    public static void failNext(String txnPrefix) {
+        FAIL.add(txnPrefix);
+    }
+
+    public static void recover(String txnPrefix) {
+        FAIL.remove(txnPrefix);
+    }
+
     static final class RecSchema extends AbstractDeserializationSchema<Rec> {
+        private static final long serialVersionUID = 1L;
+        private final String job;
+
+        RecSchema(String job) {
+            this.job = job;
+        }
+
         @Override
         public Rec deserialize(byte[] b) {
+            if (!FAIL.isEmpty() && FAIL.contains(job))
+                throw new IllegalStateException("job " + job + " fails on purpose (a fault of the test harness)");
             return Rec.parse(new String(b, StandardCharsets.UTF_8));
         }
     }
@@ -141,7 +167,7 @@ public final class Jobs {
                 .setStartingOffsets(OffsetsInitializer.committedOffsets(
                         org.apache.kafka.clients.consumer.OffsetResetStrategy.EARLIEST))
                 .setProperty("isolation.level", "read_committed")
-                .setDeserializer(KafkaRecordDeserializationSchema.valueOnly(new RecSchema()))
+                .setDeserializer(KafkaRecordDeserializationSchema.valueOnly(new RecSchema(s.txnPrefix)))
                 .build();
         WatermarkStrategy<Rec> wm = WatermarkStrategy.<Rec>forBoundedOutOfOrderness(
                 Duration.ofMillis(s.boundMs)).withTimestampAssigner((r, t) -> r.ts);

@@ -86,7 +86,77 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * reports FAILED without running the job), {@code slow=MS} (each transition
  * waits MS first), {@code conflict} or {@code conflict=MS} (an annotation is
  * bumped every ~100 ms, or every MS, so that conditional writes meet 409
- * Conflict).
+ * Conflict), and these, which lead the real operator to a suspend with
+ * SuspendMode NOOP (no stop, no FlinkStateSnapshot, upgradeSavepointPath
+ * whatever the observer last recorded, jobStatus.state FINISHED):
+ * {@code stop-timeout} or {@code stop-timeout=MS} (the stop-with-savepoint
+ * completes in Flink but the client times out: status.error the
+ * UpgradeFailureException "Timed out stopping the job ID with savepoint,
+ * please configure a larger timeout via 'execution.checkpointing.timeout'",
+ * spec unreconciled, no reconcile for MS, 3000 by default; then the NOOP
+ * suspend from the stop's savepoint), {@code snapshot-create-fail} or
+ * {@code snapshot-create-fail=MS} (the stop completes, creating the UPGRADE
+ * FlinkStateSnapshot fails: status.error a ReconciliationException of a
+ * KubernetesClientException, held MS; then the NOOP suspend from the stop's
+ * savepoint), {@code fail-before-suspend} (the job fails as the suspend
+ * arrives: NOOP from its last checkpoint), {@code fail-after-checkpoint}
+ * (once the job has completed a checkpoint it fails: FAILED, with that
+ * checkpoint as upgradeSavepointPath; a fix redeploys from it). The last
+ * two need records flowing into the job's source ({@link Jobs#failNext}).
+ *
+ * <p>What it follows of the real operator's source
+ * (apache/flink-kubernetes-operator, release-1.15.0; {@code op/} =
+ * flink-kubernetes-operator/src/main/java/org/apache/flink/kubernetes/operator/,
+ * {@code api/} = flink-kubernetes-operator-api/src/main/java/.../operator/api/):
+ * <ul>
+ * <li>Effective configuration: {@link #operatorConfig} (the operator's
+ * ConfigMap defaults) overlaid by spec.flinkConfiguration flattened as 1.13+
+ * does (nested keys joined by dots, typed values as text, arrays joined by
+ * ';': api/spec/ConfigObjectNode.java:62-94) [op/validation/DefaultValidator.
+ * java:100-109]; the stop reads the observe config: the deployed spec's,
+ * with the current spec's kubernetes.operator.* keys and savepoint dir
+ * [op/config/FlinkConfigManager.java:343-379]. Each dir by its new name or
+ * its old one ({@code execution.checkpointing.savepoint-dir} /
+ * {@code state.savepoints.dir}, {@code execution.checkpointing.dir} /
+ * {@code state.checkpoints.dir}; the new name wins). The stop-with-savepoint
+ * targets the effective savepoint dir [op/service/AbstractFlinkService.java:
+ * 446-466]; the MiniCluster's other savepoints and its checkpoints stay in
+ * its own dirs (Cluster.java). Jobs keep their checkpoints on cancel and
+ * failure unless configured otherwise [op/config/FlinkConfigBuilder.java:
+ * 168-171].</li>
+ * <li>Validation [op/validation/DefaultValidator.java:243-272]: upgradeMode
+ * savepoint or last-state without a checkpoint dir, savepoint without a
+ * savepoint dir: status.error is the ValidationException as JSON
+ * [op/utils/FlinkResourceExceptionUtils.java:46-63,117-139]; never deployed:
+ * nothing is, lifecycleState FAILED [api/status/CommonStatus.java:79-82];
+ * deployed: the deployed spec stays and is observed, the job runs on
+ * [op/controller/FlinkDeploymentController.java:148-152,212-229;
+ * op/reconciler/ReconciliationUtils.java:401-430].</li>
+ * <li>Drain: the suspend's stop drains when the effective
+ * {@code kubernetes.operator.job.drain-on-savepoint-deletion} is true
+ * (default false) [op/service/AbstractFlinkService.java:459-465;
+ * op/config/KubernetesOperatorConfigOptions.java:674-679];
+ * {@link #stopDrained} tells.</li>
+ * <li>Snapshot resources: an UPGRADE FlinkStateSnapshot only if the
+ * effective {@code kubernetes.operator.snapshot.resource.enabled} (default
+ * true) and the operator-level flag hold [op/utils/FlinkStateSnapshotUtils.
+ * java:174-178]; the latter is the operator configuration's, forced off when
+ * the CRD was missing at the start (recorded by {@link #start}, or forced
+ * by {@link #snapshotResourcesOff}) [op/FlinkOperator.java:99-105;
+ * op/config/FlinkConfigManager.java:164-171]. Otherwise legacy mode:
+ * savepointInfo.lastSavepoint (location, timeStamp, triggerType UPGRADE,
+ * formatType) [op/reconciler/deployment/AbstractJobReconciler.java:437-469;
+ * api/status/SavepointInfo.java:89-103].</li>
+ * <li>A suspend of a job already globally terminal: SuspendMode NOOP
+ * [AbstractJobReconciler.java:181-188,225-235,684-691], after the observer
+ * recorded the job's state and its latest checkpoint or savepoint
+ * [op/observer/SnapshotObserver.java:91-94,453-469; op/service/
+ * CheckpointHistoryWrapper.java:77-94]; jobStatus.state FINISHED
+ * [AbstractFlinkService.java:325-361]; lifecycleState SUSPENDED.</li>
+ * <li>A running job that ends: FAILED, upgradeSavepointPath its latest
+ * checkpoint [SnapshotObserver.java:91-94,453-469]; a spec change redeploys
+ * from it [AbstractJobReconciler.java:191-210,402-427].</li>
+ * </ul>
  */
 public final class Operator implements AutoCloseable {
     public static final String API = "flink.apache.org/v1beta1";
@@ -379,6 +449,17 @@ public final class Operator implements AutoCloseable {
          * it can.
          */
         volatile Recording unrecorded;
+        /** The job it ran last (after it ended or was stopped): its checkpoint statistics stay readable. */
+        volatile JobID lastJob;
+        /**
+         * Not reconciled again before this (System.nanoTime()), or 0: after a
+         * failed reconcile the operator comes back only after its retry
+         * backoff or reconcile interval (the stop-timeout and
+         * snapshot-create-fault faults hold it, so that the error is seen).
+         */
+        volatile long notBefore;
+        /** The jobs a one-shot fault (fail-before-suspend, fail-after-checkpoint) already failed. */
+        final Set<JobID> faulted = ConcurrentHashMap.newKeySet();
 
         Res(String name, String uid) {
             this.name = name;
@@ -396,6 +477,13 @@ public final class Operator implements AutoCloseable {
     final Map<String, Res> known = new ConcurrentHashMap<>();
     final Map<String, AtomicInteger> savepoints = new ConcurrentHashMap<>();
     final Map<String, String> harnessFaults = new ConcurrentHashMap<>();
+    /** The operator's default configuration (its ConfigMap), under each resource's spec.flinkConfiguration. */
+    final Map<String, String> operatorConfig = new ConcurrentHashMap<>();
+    /** Whether the FlinkStateSnapshot CRD existed when {@link #start} ran (null before). */
+    volatile Boolean snapshotCrdAtStart;
+    volatile boolean snapshotResourcesForcedOff;
+    /** Each stop-with-savepoint: resource name -> whether it drained (the last one per name). */
+    final Map<String, Boolean> stopDrained = new ConcurrentHashMap<>();
     /** The resources with the {@code conflict} fault: name -> milliseconds between bumps; when each is due next. */
     final Map<String, Long> conflicted = new ConcurrentHashMap<>(), bumpDue = new ConcurrentHashMap<>();
     final AtomicLong bumps = new AtomicLong();
@@ -418,8 +506,50 @@ public final class Operator implements AutoCloseable {
         this.jobs = jobs;
     }
 
+    /**
+     * The operator's default configuration (flink-conf of its ConfigMap),
+     * replacing any set before: each resource's effective configuration is
+     * this overlaid by its flattened spec.flinkConfiguration.
+     */
+    public Operator operatorConfig(Map<String, String> conf) {
+        operatorConfig.clear();
+        operatorConfig.putAll(conf);
+        return this;
+    }
+
+    /**
+     * Forces the operator-level snapshot-resource flag off, as the operator
+     * does when the FlinkStateSnapshot CRD was missing at its start (whether
+     * it was is recorded by {@link #start} anyway).
+     */
+    public Operator snapshotResourcesOff(boolean off) {
+        snapshotResourcesForcedOff = off;
+        return this;
+    }
+
+    /** Whether the FlinkStateSnapshot CRD existed when {@link #start} ran (null before it ran). */
+    public Boolean snapshotCrdAtStart() {
+        return snapshotCrdAtStart;
+    }
+
+    /** Whether the last stop-with-savepoint of resource NAME drained; null when it had none. */
+    public Boolean stopDrained(String name) {
+        return stopDrained.get(name);
+    }
+
     /** Polls the FlinkDeployments every 200 ms from now on. */
     public Operator start() {
+        // FlinkOperator.java:99-105: the operator looks once, at its start,
+        // whether the FlinkStateSnapshot CRD is installed (isCrdInstalled).
+        // Not known (the API server does not answer): left on, and a POST
+        // answered 404 falls back to legacy mode as before.
+        try {
+            snapshotCrdAtStart = kube.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                    + "flinkstatesnapshots.flink.apache.org") != null;
+        } catch (IOException e) {
+            snapshotCrdAtStart = true;
+            note("could not tell whether the FlinkStateSnapshot CRD is installed: " + e);
+        }
         timer.scheduleWithFixedDelay(this::poll, 0, POLL_MS, TimeUnit.MILLISECONDS);
         timer.scheduleWithFixedDelay(this::bump, BUMP_TICK_MS, BUMP_TICK_MS, TimeUnit.MILLISECONDS);
         return this;
@@ -503,7 +633,7 @@ public final class Operator implements AutoCloseable {
             String every = faults(item).get("conflict");
             if (every != null)
                 conflicts.put(name, every.isEmpty() ? BUMP_MS : Long.parseLong(every));
-            if (r.busy)
+            if (r.busy || r.notBefore - System.nanoTime() > 0)
                 continue;
             Res res = r;
             res.busy = true;
@@ -607,6 +737,11 @@ public final class Operator implements AutoCloseable {
         ObjectNode st = item.path("status").isObject() ? ((ObjectNode) item.path("status")).deepCopy()
                 : json.createObjectNode();
         String reconciled = text(st.path("reconciliationStatus").path("lastReconciledSpec"));
+        String invalid = validationError(spec, effective(spec));
+        if (invalid != null) {
+            invalid(r, st, reconciled != null, invalid, f);
+            return;
+        }
         String want = spec.path("job").path("state").asText("running");
         if (reconciled == null) {
             if (want.equals("suspended")) {
@@ -624,7 +759,32 @@ public final class Operator implements AutoCloseable {
             changed(r, item, st, f, last);
             return;
         }
-        observe(r, st);
+        observe(r, item, st, f);
+    }
+
+    /**
+     * A spec the validator rejects (FlinkDeploymentController.java:148-152,
+     * 212-229; ReconciliationUtils.java:401-430): status.error is the
+     * ValidationException as JSON; before the first deployment nothing is
+     * deployed (lifecycleState FAILED: CommonStatus.java:79-82), after it the
+     * deployed spec stays and is only observed (the job runs on).
+     */
+    void invalid(Res r, ObjectNode st, boolean deployed, String why, Map<String, String> f) throws Exception {
+        String err = errorJson("org.apache.flink.kubernetes.operator.exception.ValidationException", why);
+        if (!deployed) {
+            if (!err.equals(text(st.path("error")))) {
+                created(st);
+                st.put("error", err);
+                st.put("lifecycleState", "FAILED");
+                writeStatus(r, st, "validation error, not deployed: " + why);
+            }
+            return;
+        }
+        if (!err.equals(text(st.path("error")))) {
+            st.put("error", err);
+            writeStatus(r, st, "validation error, the deployed spec stays: " + why);
+        }
+        observe(r, null, st, f);
     }
 
     /** A status as the operator leaves it before the first deployment. */
@@ -724,7 +884,7 @@ public final class Operator implements AutoCloseable {
         try {
             Jobs.Spec job = jobOf(spec);
             synchronized (submitting) { // one job graph built at a time
-                id = flink.submit(job, restore, allow);
+                id = flink.submit(job, restore, allow, jobConf(spec));
             }
         } catch (Exception e) {
             writeStatus(r, st, "deploying");
@@ -800,7 +960,7 @@ public final class Operator implements AutoCloseable {
         boolean failed = "FAILED".equals(text(st.path("lifecycleState")))
                 || "FAILED".equals(text(st.path("jobStatus").path("state")));
         if (was.equals("running") && want.equals("suspended")) {
-            suspend(r, item, st, f);
+            suspend(r, item, st, f, last);
         } else if (was.equals("suspended") && want.equals("running")) {
             // A resume: from the suspend's savepoint, or after a last-state
             // suspend from the job's last state (HA metadata for the operator).
@@ -812,7 +972,11 @@ public final class Operator implements AutoCloseable {
         } else if (failed && want.equals("running") && r.job == null) {
             // A user's fix of a FAILED deployment (any spec change, e.g.
             // spec.restartNonce): the operator redeploys it from the last
-            // savepoint it knows, status.jobStatus.upgradeSavepointPath.
+            // savepoint it knows, status.jobStatus.upgradeSavepointPath
+            // (the job is terminal: SuspendMode NOOP, then a restore from
+            // the status path, AbstractJobReconciler.java:181-210,225-235,
+            // 402-427). After a job that checkpointed failed, that is its
+            // latest checkpoint (observe, fail-after-checkpoint).
             deploy(r, item, st, f, false);
         } else {
             String why = "the stand-in applies only a change of spec.job.state (" + was + " -> " + want
@@ -824,8 +988,13 @@ public final class Operator implements AutoCloseable {
         }
     }
 
-    /** running -> suspended: stop-with-savepoint (no drain); the status changes only when it is done. */
-    void suspend(Res r, JsonNode item, ObjectNode st, Map<String, String> f) throws Exception {
+    /**
+     * running -> suspended with upgradeMode savepoint: stop-with-savepoint
+     * (drained when the effective drain-on-savepoint-deletion is true), into
+     * the effective savepoint dir; the status changes only when it is done.
+     * A job already globally terminal is suspended with SuspendMode NOOP.
+     */
+    void suspend(Res r, JsonNode item, ObjectNode st, Map<String, String> f, JsonNode last) throws Exception {
         JsonNode spec = item.path("spec");
         long generation = item.path("metadata").path("generation").asLong();
         String mode = spec.path("job").path("upgradeMode").asText();
@@ -838,6 +1007,13 @@ public final class Operator implements AutoCloseable {
             return;
         }
         JobID id = r.job;
+        if (id != null && f.containsKey("fail-before-suspend") && r.faulted.add(id)
+                && flink.status(id) == JobStatus.RUNNING)
+            failJob(r, spec, id, "fail-before-suspend");
+        if (id != null && flink.status(id).isGloballyTerminalState()) {
+            noopSuspend(r, item, st, id);
+            return;
+        }
         if (id == null || flink.status(id) != JobStatus.RUNNING)
             return; // last-state fallback off: the operator waits for a running job
         if (f.containsKey("savepoint-error")) {
@@ -852,6 +1028,14 @@ public final class Operator implements AutoCloseable {
             return;
         }
         slow(f);
+        // The status as observed before this reconcile: what a failed
+        // reconcile leaves, with the error (FlinkDeploymentController.java:
+        // 153-157; ReconciliationUtils.java:443-463).
+        ObjectNode before = st.deepCopy();
+        // The operator's observe config: the deployed spec's, with the
+        // current spec's kubernetes.operator.* keys and savepoint dir
+        // (FlinkConfigManager.java:343-379).
+        Map<String, String> conf = observeConfig(last, spec);
         ObjectNode js = st.withObjectProperty("jobStatus");
         ObjectNode rec = spec.deepCopy();
         String path;
@@ -867,20 +1051,92 @@ public final class Operator implements AutoCloseable {
             path = text(js.path("upgradeSavepointPath"));
             ((ObjectNode) rec.path("job")).put("upgradeMode", "last-state");
         } else {
+            // AbstractFlinkService.java:446-466: stopWithSavepoint(jobId,
+            // drain = kubernetes.operator.job.drain-on-savepoint-deletion
+            // (KubernetesOperatorConfigOptions.java:674-679, default false),
+            // savepoint dir = execution.checkpointing.savepoint-dir).
+            boolean drain = flag(conf, DRAIN, false);
+            String target = conf(conf, SAVEPOINT_DIR, SAVEPOINT_DIR_OLD);
             try {
-                path = flink.stop(id, false);
+                path = flink.stop(id, drain, target);
             } catch (Exception e) {
                 String why = "SavepointError: stop-with-savepoint of job " + id + " failed: " + e.getMessage();
                 st.put("error", why.length() > 400 ? why.substring(0, 400) + "..." : why);
                 writeStatus(r, st, why);
                 return;
             }
+            stopDrained.put(r.name, drain);
             savepoints.computeIfAbsent(r.name, k -> new AtomicInteger()).incrementAndGet();
-            js.put("upgradeSavepointPath", path);
+            if (f.containsKey("stop-timeout")) {
+                // The savepoint completed and the job FINISHED, but the
+                // operator's client gave up first (AbstractFlinkService.java:
+                // 466-474): UpgradeFailureException, reason SavepointError,
+                // recorded as status.error (FlinkDeploymentController.java:
+                // 155-157); the spec stays unreconciled. The next reconcile
+                // finds the job FINISHED: NOOP (noopSuspend).
+                String why = "Timed out stopping the job " + id + " with savepoint, please configure a larger "
+                        + "timeout via 'execution.checkpointing.timeout'";
+                before.put("error", errorJson(UPGRADE_FAILURE, why, "java.util.concurrent.TimeoutException", null));
+                hold(r, f.get("stop-timeout"));
+                writeStatus(r, before, "stop-timeout fault: " + why + " (in Flink the job FINISHED with savepoint "
+                        + path + ", drain=" + drain + ")");
+                return;
+            }
         }
+        // FlinkStateSnapshotUtils.java:174-178: a snapshot resource only if
+        // the effective kubernetes.operator.snapshot.resource.enabled and
+        // the operator-level flag are both true.
+        boolean snapshot = !stale && snapshotResources(conf);
+        if (snapshot && f.containsKey("snapshot-create-fail")) {
+            // AbstractJobReconciler.java:437-454: the UPGRADE snapshot is
+            // created before upgradeSavepointPath is set; its failure (a
+            // KubernetesClientException) fails the reconcile
+            // (FlinkDeploymentController.java:163-165, wrapped in a
+            // ReconciliationException) and JOSDK records it
+            // (updateErrorStatus, ReconciliationUtils.java:443-463) on the
+            // status as it was. The job has FINISHED: the next reconcile
+            // suspends with NOOP (noopSuspend).
+            String k8s = "Failure executing: POST at: " + kube.url + snapshots + ". Message: snapshot-create-fail fault.";
+            before.put("error", errorJson("org.apache.flink.kubernetes.operator.exception.ReconciliationException",
+                    "io.fabric8.kubernetes.client.KubernetesClientException: " + k8s,
+                    "io.fabric8.kubernetes.client.KubernetesClientException", k8s));
+            hold(r, f.get("snapshot-create-fail"));
+            writeStatus(r, before, "snapshot-create-fail fault: job " + id + " stopped with savepoint " + path
+                    + ", creating its FlinkStateSnapshot failed");
+            return;
+        }
+        if (!stale)
+            js.put("upgradeSavepointPath", path);
         r.job = null;
+        r.lastJob = id;
         js.put("state", "FINISHED");
         js.put("updateTime", now());
+        suspended(st, rec, generation);
+        // The job is gone: until this is written, the next reconcile
+        // writes it first (the snapshot keeps its name: one per savepoint).
+        String snapshotName = r.name + "-savepoint-upgrade-" + System.currentTimeMillis(), sp = path;
+        Recording record = () -> {
+            String made = stale ? null : createSnapshot(r, snapshotName, sp, st, snapshot);
+            writeStatus(r, st, stale ? "suspended by the last-state fallback (stale-path fault): job " + id
+                    + " cancelled, no savepoint, upgradeSavepointPath still " + sp
+                    : "suspended: job " + id + " stopped with savepoint " + sp + " (SUSPENDED"
+                            + (made == null ? ", no snapshot resource: savepointInfo.lastSavepoint" : "") + ")");
+            if (made != null)
+                completeSnapshot(made, sp);
+        };
+        r.unrecorded = record;
+        record.write();
+        r.unrecorded = null;
+    }
+
+    /**
+     * What a suspend records (ReconciliationUtils.java:120-188 by
+     * updateStatusForDeployedSpec, AbstractJobReconciler.java:171-179):
+     * error cleared, DEPLOYED, the suspended spec as lastReconciledSpec and
+     * lastStableSpec, observedGeneration; lifecycleState SUSPENDED
+     * (CommonStatus.java:92-96).
+     */
+    void suspended(ObjectNode st, ObjectNode rec, long generation) throws IOException {
         ObjectNode rs = st.withObjectProperty("reconciliationStatus");
         String reconciled = reconciledSpec(rec, false);
         rs.put("state", "DEPLOYED");
@@ -890,28 +1146,95 @@ public final class Operator implements AutoCloseable {
         st.put("observedGeneration", generation);
         st.put("lifecycleState", "SUSPENDED");
         st.putNull("error");
-        // The job is gone: until this is written, the next reconcile
-        // writes it first (the snapshot keeps its name: one per savepoint).
-        String snapshotName = r.name + "-savepoint-upgrade-" + System.currentTimeMillis(), sp = path;
-        Recording record = () -> {
-            String snapshot = stale ? null : createSnapshot(r, snapshotName, sp, st);
-            writeStatus(r, st, stale ? "suspended by the last-state fallback (stale-path fault): job " + id
-                    + " cancelled, no savepoint, upgradeSavepointPath still " + sp
-                    : "suspended: job " + id + " stopped with savepoint " + sp + " (SUSPENDED)");
-            if (snapshot != null)
-                completeSnapshot(snapshot, sp);
-        };
-        r.unrecorded = record;
-        record.write();
-        r.unrecorded = null;
     }
 
     /**
-     * The UPGRADE snapshot the operator records for a suspend's savepoint;
-     * its name, or null when the FlinkStateSnapshot CRD is not there (the
-     * operator's legacy mode: the path goes to savepointInfo instead).
+     * The suspend of a job already globally terminal (FAILED, FINISHED):
+     * first the observer (JobStatusObserver.java:327-336; SnapshotObserver.
+     * java:91-94,453-469) records its state and, as upgradeSavepointPath,
+     * its latest completed checkpoint or savepoint from the checkpoint
+     * statistics (AbstractFlinkService.java:584-613, CheckpointHistoryWrapper.
+     * java:77-94), patched before the reconcile (FlinkDeploymentController.
+     * java:153); then getJobUpgrade answers savepoint(true), SuspendMode NOOP
+     * (AbstractJobReconciler.java:225-235, 684-691), whatever the last-state
+     * fallback says: no stop, no snapshot resource (setUpgradeSavepointPath
+     * runs only for a path the cancel returned, ApplicationReconciler.java:
+     * 231-240); cancelJob sets jobStatus.state FINISHED for every mode
+     * (AbstractFlinkService.java:325-361); then the status of a suspend.
      */
-    String createSnapshot(Res r, String name, String path, ObjectNode st) throws IOException {
+    void noopSuspend(Res r, JsonNode item, ObjectNode st, JobID id) throws Exception {
+        long generation = item.path("metadata").path("generation").asLong();
+        JobStatus s = flink.status(id);
+        ObjectNode js = st.withObjectProperty("jobStatus");
+        if (!s.name().equals(text(js.path("state"))))
+            js.put("updateTime", now());
+        js.put("state", s.name());
+        String latest = flink.latestCheckpoint(id);
+        if (latest != null)
+            js.put("upgradeSavepointPath", latest);
+        if (s == JobStatus.FAILED) {
+            st.put("lifecycleState", "FAILED");
+            st.put("error", "the job ended FAILED: " + firstLine(flink.cause(id)));
+        }
+        writeStatus(r, st, "observed job " + id + " " + s + "; latest checkpoint or savepoint " + latest);
+        String path = text(js.path("upgradeSavepointPath"));
+        if (path == null)
+            path = text(js.path("savepointInfo").path("lastSavepoint").path("location"));
+        if (path == null) {
+            // AbstractJobReconciler.java:227-231.
+            st.put("error", errorJson(UPGRADE_FAILURE, "Job is in terminal state but last checkpoint is unknown, "
+                    + "possibly due to an unrecoverable restore error. Manual restore required."));
+            writeStatus(r, st, "cannot suspend: the job is terminal and no checkpoint is known");
+            return;
+        }
+        r.job = null;
+        r.lastJob = id;
+        js.put("state", "FINISHED");
+        js.put("updateTime", now());
+        ObjectNode rec = item.path("spec").deepCopy();
+        ((ObjectNode) rec.path("job")).put("upgradeMode", "savepoint");
+        suspended(st, rec, generation);
+        writeStatus(r, st, "suspended with SuspendMode NOOP: job " + id + " was already " + s
+                + ", no stop, no snapshot; upgradeSavepointPath " + text(js.path("upgradeSavepointPath"))
+                + " (SUSPENDED)");
+    }
+
+    /**
+     * Fails the Flink job of a resource (the next record it reads throws:
+     * {@link Jobs#failNext}) and waits until it has ended; the restart
+     * strategy is none, so it ends FAILED.
+     */
+    void failJob(Res r, JsonNode spec, JobID id, String fault) throws Exception {
+        if (spec == null)
+            return; // an invalid spec: the fault waits for a valid one
+        String job = jobOf(spec).txnPrefix;
+        Jobs.failNext(job);
+        try {
+            JobStatus s = flink.awaitEnded(id, Duration.ofSeconds(60));
+            note(r.name + ": " + fault + " fault: job " + id + " " + s);
+        } finally {
+            Jobs.recover(job);
+        }
+    }
+
+    /** The {@code FAULT=MS} hold of a failed reconcile (3 s without MS). */
+    static void hold(Res r, String ms) {
+        r.notBefore = System.nanoTime()
+                + TimeUnit.MILLISECONDS.toNanos(ms == null || ms.isEmpty() ? 3000 : Long.parseLong(ms));
+    }
+
+    /**
+     * The UPGRADE snapshot the operator records for a suspend's savepoint
+     * when snapshot resources are ENABLED; its name, or null in legacy mode
+     * (disabled, or the CRD not found): the path goes to
+     * savepointInfo.lastSavepoint instead (AbstractJobReconciler.java:
+     * 456-468, 1.12+; SavepointInfo.java:89-103).
+     */
+    String createSnapshot(Res r, String name, String path, ObjectNode st, boolean enabled) throws IOException {
+        if (!enabled) {
+            legacySavepoint(st, path);
+            return null;
+        }
         ObjectNode o = json.createObjectNode();
         o.put("apiVersion", API).put("kind", "FlinkStateSnapshot");
         ObjectNode meta = o.putObject("metadata");
@@ -931,14 +1254,19 @@ public final class Operator implements AutoCloseable {
                 return name; // made by this POST, tried again after its connection broke
             if (e.code != 404)
                 throw e;
-            ObjectNode sp = st.withObjectProperty("jobStatus").withObjectProperty("savepointInfo");
-            ObjectNode lastSp = json.createObjectNode().put("location", path)
-                    .put("timeStamp", System.currentTimeMillis()).put("triggerType", "UPGRADE")
-                    .put("formatType", "CANONICAL");
-            sp.set("lastSavepoint", lastSp);
-            sp.withArrayProperty("savepointHistory").add(lastSp.deepCopy());
+            legacySavepoint(st, path);
             return null;
         }
+    }
+
+    /** savepointInfo.lastSavepoint and savepointHistory, as the legacy mode records an UPGRADE savepoint. */
+    void legacySavepoint(ObjectNode st, String path) {
+        ObjectNode sp = st.withObjectProperty("jobStatus").withObjectProperty("savepointInfo");
+        ObjectNode lastSp = json.createObjectNode().put("location", path)
+                .put("timeStamp", System.currentTimeMillis()).put("triggerType", "UPGRADE")
+                .put("formatType", "CANONICAL");
+        sp.set("lastSavepoint", lastSp);
+        sp.withArrayProperty("savepointHistory").add(lastSp.deepCopy());
     }
 
     /** The snapshot's own reconcile: COMPLETED with the path (it already exists). */
@@ -950,16 +1278,184 @@ public final class Operator implements AutoCloseable {
         note("snapshot " + name + " COMPLETED");
     }
 
-    /** Nothing changed in the spec: does the job still run? */
-    void observe(Res r, ObjectNode st) throws Exception {
+    /**
+     * Nothing changed in the spec: does the job still run? One that ended is
+     * FAILED, and the observer records its latest checkpoint as
+     * upgradeSavepointPath (SnapshotObserver.java:91-94,453-469), which a
+     * fix then redeploys from. The {@code fail-after-checkpoint} fault fails
+     * the job once it has completed a checkpoint.
+     */
+    void observe(Res r, JsonNode item, ObjectNode st, Map<String, String> f) throws Exception {
         JobID id = r.job;
         if (id == null || !"RUNNING".equals(text(st.path("jobStatus").path("state"))))
             return;
         JobStatus s = flink.status(id);
+        if (s == JobStatus.RUNNING && f.containsKey("fail-after-checkpoint") && !r.faulted.contains(id)
+                && flink.latestCheckpoint(id) != null) {
+            r.faulted.add(id);
+            failJob(r, item == null ? null : item.path("spec"), id, "fail-after-checkpoint");
+            s = flink.status(id);
+        }
         if (s.isGloballyTerminalState()) {
             r.job = null;
+            r.lastJob = id;
+            String latest = flink.latestCheckpoint(id);
+            if (latest != null)
+                st.withObjectProperty("jobStatus").put("upgradeSavepointPath", latest);
             failed(r, st, "the job ended " + s + ": " + firstLine(flink.cause(id)));
         }
+    }
+
+    // ---- configuration and validation ----------------------------------
+
+    static final String SAVEPOINT_DIR = "execution.checkpointing.savepoint-dir",
+            SAVEPOINT_DIR_OLD = "state.savepoints.dir", CHECKPOINT_DIR = "execution.checkpointing.dir",
+            CHECKPOINT_DIR_OLD = "state.checkpoints.dir",
+            DRAIN = "kubernetes.operator.job.drain-on-savepoint-deletion",
+            SNAPSHOT_RESOURCES = "kubernetes.operator.snapshot.resource.enabled",
+            RETENTION = "execution.checkpointing.externalized-checkpoint-retention",
+            UPGRADE_FAILURE = "org.apache.flink.kubernetes.operator.exception.UpgradeFailureException";
+
+    /**
+     * spec.flinkConfiguration as the operator reads it since 1.13
+     * (ConfigObjectNode.java:62-94, asFlatMap): nested objects joined with
+     * dots, an array as its elements' text joined with ';', any other value
+     * (true, 10, "x") as its text.
+     */
+    public static Map<String, String> flatten(JsonNode conf) {
+        Map<String, String> out = new LinkedHashMap<>();
+        flatten(conf, "", out);
+        return out;
+    }
+
+    static void flatten(JsonNode n, String key, Map<String, String> out) {
+        if (n == null || n.isMissingNode())
+            return;
+        if (n.isObject()) {
+            n.fields().forEachRemaining(e -> flatten(e.getValue(), key.isEmpty() ? e.getKey()
+                    : key + "." + e.getKey(), out));
+        } else if (n.isArray()) {
+            List<String> parts = new ArrayList<>();
+            n.forEach(x -> parts.add(x.asText()));
+            out.put(key, String.join(";", parts));
+        } else {
+            out.put(key, n.asText());
+        }
+    }
+
+    /**
+     * The effective configuration of SPEC: the operator's default
+     * configuration overlaid by its flattened spec.flinkConfiguration
+     * (DefaultValidator.java:100-109; FlinkConfigManager.java:330-334).
+     */
+    public Map<String, String> effective(JsonNode spec) {
+        Map<String, String> c = new HashMap<>(operatorConfig);
+        c.putAll(flatten(spec.path("flinkConfiguration")));
+        return c;
+    }
+
+    /**
+     * The observe configuration (FlinkConfigManager.java:343-379): the
+     * deployed spec's effective configuration, with the current spec's
+     * kubernetes.operator.* (and job.autoscaler.*) keys and its savepoint dir.
+     */
+    Map<String, String> observeConfig(JsonNode deployed, JsonNode current) {
+        Map<String, String> c = effective(deployed), cur = flatten(current.path("flinkConfiguration"));
+        cur.forEach((k, v) -> {
+            if (k.startsWith("kubernetes.operator.") || k.startsWith("job.autoscaler."))
+                c.put(k, v);
+        });
+        String sp = conf(cur, SAVEPOINT_DIR, SAVEPOINT_DIR_OLD);
+        if (sp != null)
+            c.put(SAVEPOINT_DIR, sp);
+        return c;
+    }
+
+    /**
+     * KEY, or its deprecated name OLD when KEY is not set, as Flink's
+     * Configuration reads an option with a deprecated key (the new name wins
+     * when both are set).
+     */
+    public static String conf(Map<String, String> c, String key, String old) {
+        return c.containsKey(key) ? c.get(key) : c.get(old);
+    }
+
+    static boolean flag(Map<String, String> c, String key, boolean dflt) {
+        String v = c.get(key);
+        return v == null ? dflt : Boolean.parseBoolean(v.trim());
+    }
+
+    /**
+     * Snapshot resources on for a resource of configuration C: its own flag
+     * and the operator-level one (FlinkStateSnapshotUtils.java:174-178); the
+     * latter is the operator configuration's, forced off when the CRD was
+     * missing at the operator's start (FlinkConfigManager.java:164-171).
+     */
+    boolean snapshotResources(Map<String, String> c) {
+        return flag(c, SNAPSHOT_RESOURCES, true) && operatorSnapshotResources();
+    }
+
+    public boolean operatorSnapshotResources() {
+        return !snapshotResourcesForcedOff && !Boolean.FALSE.equals(snapshotCrdAtStart)
+                && flag(operatorConfig, SNAPSHOT_RESOURCES, true);
+    }
+
+    /**
+     * DefaultValidator.validateJobSpec (DefaultValidator.java:243-272), on
+     * the effective configuration: upgradeMode savepoint or last-state needs
+     * a checkpoint dir; savepoint (or a savepointTriggerNonce) a savepoint
+     * dir. Its message, or null.
+     */
+    public static String validationError(JsonNode spec, Map<String, String> c) {
+        JsonNode job = spec.path("job");
+        if (!job.isObject())
+            return null;
+        String mode = job.path("upgradeMode").asText("stateless");
+        if (!mode.equals("stateless") && blank(conf(c, CHECKPOINT_DIR, CHECKPOINT_DIR_OLD)))
+            return "Checkpoint directory[" + CHECKPOINT_DIR
+                    + "] must be defined for last-state and savepoint upgrade modes";
+        if (blank(conf(c, SAVEPOINT_DIR, SAVEPOINT_DIR_OLD))) {
+            if (mode.equals("savepoint"))
+                return "Job could not be upgraded with savepoint while config key[" + SAVEPOINT_DIR
+                        + "] is not set";
+            if (job.hasNonNull("savepointTriggerNonce"))
+                return "Savepoint could not be manually triggered for the running job while config key["
+                        + SAVEPOINT_DIR + "] is not set";
+        }
+        return null;
+    }
+
+    static boolean blank(String s) {
+        return s == null || s.isBlank();
+    }
+
+    /**
+     * status.error as the operator writes an exception
+     * (FlinkResourceExceptionUtils.java:46-63,117-139; FlinkResourceException.
+     * java: null fields left out, no stack trace by default): TYPE and
+     * MESSAGE, then its causes as (type, message or null) pairs.
+     */
+    String errorJson(String type, String message, String... causes) {
+        ObjectNode e = json.createObjectNode().put("type", type).put("message", message);
+        e.putObject("additionalMetadata");
+        ArrayNode list = e.putArray("throwableList");
+        for (int i = 0; i + 1 < causes.length; i += 2) {
+            ObjectNode c = list.addObject().put("type", causes[i]);
+            if (causes[i + 1] != null)
+                c.put("message", causes[i + 1]);
+            c.putObject("additionalMetadata");
+        }
+        return e.toString();
+    }
+
+    /**
+     * What the stand-in sets in the job's own configuration: checkpoints kept
+     * on cancel and failure, as the operator sets by default
+     * (FlinkConfigBuilder.java:168-171), unless the effective configuration
+     * says otherwise.
+     */
+    Map<String, String> jobConf(JsonNode spec) {
+        return Map.of(RETENTION, effective(spec).getOrDefault(RETENTION, "RETAIN_ON_CANCELLATION"));
     }
 
     static String firstLine(String s) {

@@ -83,7 +83,8 @@ public final class Orchestrated {
     final Map<Jobs.Kind, Proxy> proxies = new EnumMap<>(Jobs.Kind.class);
     final Map<Jobs.Kind, MapView> maps = new EnumMap<>(Jobs.Kind.class);
     final List<String> problems = new ArrayList<>();
-    String savepointDir;
+    /** The savepoint and checkpoint dirs the FlinkDeployments name (the MiniCluster's: Cluster.java). */
+    String savepointDir, checkpointDir;
 
     Orchestrated(Map<String, String> args) throws Exception {
         this(args, List.of(Jobs.Kind.values()));
@@ -162,8 +163,12 @@ public final class Orchestrated {
         spec.put("mode", "native");
         // state.savepoints.dir as the operator's examples write it
         // (file:///...); Flink reports its savepoints there as file:/...
+        // A checkpoint dir too: without one the operator's validator
+        // rejects upgradeMode savepoint (DefaultValidator.java:251-258 in
+        // release-1.15.0; Operator.validationError).
         spec.putObject("flinkConfiguration")
                 .put("state.savepoints.dir", savepointDir)
+                .put("execution.checkpointing.dir", checkpointDir)
                 .put("execution.checkpointing.interval", "1 s")
                 .put("execution.checkpointing.timeout", "60 s")
                 .put("taskmanager.numberOfTaskSlots", Integer.toString(PARTITIONS))
@@ -468,6 +473,7 @@ public final class Orchestrated {
     /** The jobs, the stand-in, the two hops, the drain at the end. */
     void handOver(Cluster flink) throws Exception {
         savepointDir = flink.savepointDir();
+        checkpointDir = flink.checkpointDir();
         op = new Operator(kube, ns, flink, (kind, colour) -> spec(Jobs.Kind.valueOf(kind.toUpperCase()), colour));
         // --faults "window-green=slow=1500;running-blue=conflict": the
         // stand-in's faults per FlinkDeployment (NAME without the run).
