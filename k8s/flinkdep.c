@@ -2,6 +2,7 @@
  * `gate-proxy handover`, one request each, and the readers of their
  * documents. May use gate/ and k8s/; cJSON. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,19 +36,53 @@ int64_t gp_flinkdep_num(const cJSON *j, ...) {
         return cJSON_IsNumber(j) ? (int64_t)j->valuedouble : -1;
 }
 
+/* The value of key under c, an object of spec.flinkConfiguration: the key
+ * itself, or a nested object whose name and a dot begin it (the operator
+ * flattens {"a": {"b.c": 1}} to "a.b.c", from 1.13 on). NULL: unset. */
+static const cJSON *conf_find(const cJSON *c, const char *key, int depth) {
+        const cJSON *it;
+        if (!cJSON_IsObject(c) || depth > 16)
+                return NULL;
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, key);
+        if (v && !cJSON_IsObject(v))
+                return v;
+        cJSON_ArrayForEach(it, c) {
+                size_t n = it->string ? strlen(it->string) : 0;
+                if (!cJSON_IsObject(it) || !n || strncmp(key, it->string, n) || key[n] != '.')
+                        continue;
+                if ((v = conf_find(it, key + n + 1, depth + 1)))
+                        return v;
+        }
+        return NULL;
+}
+
 const char *gp_flinkdep_conf(const cJSON *fd, const char *key, char *buf, size_t len) {
-        const cJSON *c = cJSON_GetObjectItemCaseSensitive(
+        const cJSON *c = conf_find(
                 cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(fd, "spec"),
                                                  "flinkConfiguration"),
-                key);
+                key, 0);
         buf[0] = '\0';
         if (cJSON_IsString(c))
                 snprintf(buf, len, "%s", c->valuestring);
         else if (cJSON_IsBool(c))
                 snprintf(buf, len, "%s", cJSON_IsTrue(c) ? "true" : "false");
         else if (cJSON_IsNumber(c))
-                snprintf(buf, len, "%g", c->valuedouble);
+                snprintf(buf, len, "%.17g", c->valuedouble);
         return buf;
+}
+
+const char *gp_flinkdep_conf2(const cJSON *fd, const char *key, const char *old_key, char *buf,
+                              size_t len) {
+        if (*gp_flinkdep_conf(fd, key, buf, len))
+                return buf;
+        return gp_flinkdep_conf(fd, old_key, buf, len);
+}
+
+bool gp_flinkdep_legacy_savepoint(const cJSON *fd, const char *path) {
+        return !strcmp(gp_flinkdep_str(fd, "status", "jobStatus", "savepointInfo",
+                                       "lastSavepoint", "location", NULL),
+                       path) &&
+               *path;
 }
 
 /* ---- the calls ------------------------------------------------------------- */
@@ -124,11 +159,15 @@ gp_errcode_t gp_flinkdep_upgrade_snapshot(gp_k8s_t *k, const char *ns, const cha
         }
         if (rc)
                 return rc;
-        *state = GP_FLINKDEP_SNAP_PENDING;
-        snprintf(seen, len, "no UPGRADE FlinkStateSnapshot of %s yet", name);
+        *state = GP_FLINKDEP_SNAP_ABSENT;
+        snprintf(seen, len, "no UPGRADE FlinkStateSnapshot of %s for it", name);
         const cJSON *it;
         cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items")) {
-                if (strcmp(gp_flinkdep_str(it, "status", "path", NULL), path))
+                /* spec.savepoint.path from its creation (the operator makes
+                 * it before it sets upgradeSavepointPath); status.path once
+                 * its own controller has seen it. */
+                if (strcmp(gp_flinkdep_str(it, "status", "path", NULL), path) &&
+                    strcmp(gp_flinkdep_str(it, "spec", "savepoint", "path", NULL), path))
                         continue;
                 const char *st = gp_flinkdep_str(it, "status", "state", NULL);
                 snprintf(seen, len, "FlinkStateSnapshot %s is %s",
@@ -136,6 +175,8 @@ gp_errcode_t gp_flinkdep_upgrade_snapshot(gp_k8s_t *k, const char *ns, const cha
                          *st ? st : "(no state)");
                 if (!strcmp(st, "COMPLETED"))
                         *state = GP_FLINKDEP_SNAP_COMPLETED;
+                else if (*state != GP_FLINKDEP_SNAP_COMPLETED)
+                        *state = GP_FLINKDEP_SNAP_PENDING;
         }
         cJSON_Delete(list);
         return GP_OK;

@@ -10,6 +10,7 @@
 #ifndef GP_K8S_FLINKDEP_H
 #define GP_K8S_FLINKDEP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,8 +33,29 @@ __attribute__((sentinel)) const char *gp_flinkdep_str(const struct cJSON *j, ...
 /* The number at a path of object keys (NULL-terminated), or -1. */
 __attribute__((sentinel)) int64_t gp_flinkdep_num(const struct cJSON *j, ...);
 /* A key of fd's spec.flinkConfiguration into buf ("" when unset); buf.
- * Strings, numbers and booleans are all taken as the operator takes them. */
+ * Read as the operator reads it (1.13+): nested objects are flattened, so
+ * {"kubernetes": {"operator.job.x": true}} is kubernetes.operator.job.x;
+ * strings, numbers and booleans are all taken as text. */
 const char *gp_flinkdep_conf(const struct cJSON *fd, const char *key, char *buf, size_t len);
+/* The same for a key that has an old name: key when set, else old_key (as
+ * Flink reads a deprecated key; e.g. execution.checkpointing.savepoint-dir,
+ * whose name before Flink 1.20 was state.savepoints.dir). */
+const char *gp_flinkdep_conf2(const struct cJSON *fd, const char *key, const char *old_key,
+                              char *buf, size_t len);
+/* The savepoint and checkpoint directories, each by both its names. */
+#define GP_FLINKDEP_SAVEPOINT_DIR      "execution.checkpointing.savepoint-dir"
+#define GP_FLINKDEP_SAVEPOINT_DIR_OLD  "state.savepoints.dir"
+#define GP_FLINKDEP_CHECKPOINT_DIR     "execution.checkpointing.dir"
+#define GP_FLINKDEP_CHECKPOINT_DIR_OLD "state.checkpoints.dir"
+/* When "true", the suspend's stop-with-savepoint drains the job first
+ * (MAX_WATERMARK: every window and timer fires) before its last savepoint. */
+#define GP_FLINKDEP_DRAIN_KEY "kubernetes.operator.job.drain-on-savepoint-deletion"
+/* Periodic savepoints (the operator's; unset or 0: none). */
+#define GP_FLINKDEP_PERIODIC_KEY "kubernetes.operator.periodic.savepoint.interval"
+/* Does the legacy record of the operator's last savepoint
+ * (status.jobStatus.savepointInfo.lastSavepoint, written from 1.12 when no
+ * FlinkStateSnapshot is made) name path? */
+bool gp_flinkdep_legacy_savepoint(const struct cJSON *fd, const char *path);
 
 /* ---- the calls ------------------------------------------------------------- */
 
@@ -59,7 +81,8 @@ typedef enum {
         GP_FLINKDEP_SNAP_NONE = -1, /* no such resource type (the CRD is not installed,
                                      * or the deployment turns it off): the operator
                                      * uses its legacy path */
-        GP_FLINKDEP_SNAP_PENDING,   /* none COMPLETED for the path (yet) */
+        GP_FLINKDEP_SNAP_ABSENT,    /* the type exists, but no snapshot of the path */
+        GP_FLINKDEP_SNAP_PENDING,   /* one for the path, none COMPLETED (yet) */
         GP_FLINKDEP_SNAP_COMPLETED, /* one is COMPLETED */
 } gp_flinkdep_snap_t;
 

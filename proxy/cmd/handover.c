@@ -17,6 +17,7 @@
 static const char *usage =
         "Usage: gate-proxy handover --k8s MAP [--namespace NS] [--kubeconfig PATH]\n"
         "                           --from OLD --to NEW [--to-file F] [--timeout S]\n"
+        "                           [--savepoint PATH]\n"
         "       gate-proxy handover --k8s MAP ... --abort\n"
         "\n"
         "Hands the pipeline from the FlinkDeployment OLD to the FlinkDeployment NEW\n"
@@ -31,11 +32,15 @@ static const char *usage =
         "  start    NEW to state running from that savepoint; waits for STABLE, RUNNING\n"
         "  finish   stage=RUNNING on MAP; deletes OLD\n"
         "\n"
-        "Before: OLD runs (STABLE, RUNNING) in MAP's active colour with\n"
-        "spec.flinkConfiguration." GP_FLINKDEP_FALLBACK_KEY "\n"
-        "\"false\" and state.savepoints.dir set; NEW exists with spec.job.state\n"
-        "suspended and was never deployed (so spec.job.initialSavepointPath applies),\n"
-        "reading the other colour's topics (deploy/README.md, The Flink jobs).\n"
+        "Before: OLD runs (STABLE, RUNNING) in MAP's active colour, and its\n"
+        "spec.flinkConfiguration sets, as the operator reads it (nested or flat):\n"
+        "  " GP_FLINKDEP_FALLBACK_KEY ": \"false\"\n"
+        "  " GP_FLINKDEP_DRAIN_KEY ": \"false\"\n"
+        "  " GP_FLINKDEP_SAVEPOINT_DIR " (or " GP_FLINKDEP_SAVEPOINT_DIR_OLD ")\n"
+        "  " GP_FLINKDEP_CHECKPOINT_DIR " (or " GP_FLINKDEP_CHECKPOINT_DIR_OLD ")\n"
+        "NEW exists with spec.job.state suspended and was never deployed (so\n"
+        "spec.job.initialSavepointPath applies), reading the other colour's topics\n"
+        "(deploy/README.md, The Flink jobs). Operator 1.10 to 1.15 (deploy/README.md).\n"
         "\n"
         "Each step is written to MAP (gate-proxy.handover.*) before it is taken: when\n"
         "the command stops (killed, a timeout, a failure), run it again with the same\n"
@@ -49,6 +54,10 @@ static const char *usage =
         "  --timeout S  how long each step waits for the proxy or the operator\n"
         "               (default 900: a savepoint may take the job's\n"
         "               execution.checkpointing.timeout, 10 min by default)\n"
+        "  --savepoint PATH  the state NEW starts from, when the operator suspended\n"
+        "               OLD without taking a savepoint this command can prove (it\n"
+        "               stops and says so, with the path it saw): a savepoint or a\n"
+        "               checkpoint of OLD completed after CLEAR_TO_TEARDOWN\n"
         "  --abort      give the hand-over up, before T is chosen: every record goes\n"
         "               back to OLD's colour; refused once T is chosen (records at or\n"
         "               after T already wait in NEW's topic): fix NEW and run again\n"
@@ -67,7 +76,7 @@ static const char *usage =
         "                     service account, else $KUBECONFIG, else ~/.kube/config)\n"
         "The RBAC it needs: deploy/kubernetes/handover/role.yaml.\n";
 
-enum { O_K8S = 1, O_NS, O_KC, O_FROM, O_TO, O_TO_FILE, O_TIMEOUT, O_ABORT };
+enum { O_K8S = 1, O_NS, O_KC, O_FROM, O_TO, O_TO_FILE, O_TIMEOUT, O_ABORT, O_SAVEPOINT };
 
 int gp_handover_main(int argc, char **argv) {
         static const struct option opts[] = {
@@ -79,6 +88,7 @@ int gp_handover_main(int argc, char **argv) {
                 {"to-file", required_argument, 0, O_TO_FILE},
                 {"timeout", required_argument, 0, O_TIMEOUT},
                 {"abort", no_argument, 0, O_ABORT},
+                {"savepoint", required_argument, 0, O_SAVEPOINT},
                 {0, 0, 0, 0},
         };
         gp_handover_opts_t o = {.timeout_ms = 900000};
@@ -112,6 +122,9 @@ int gp_handover_main(int argc, char **argv) {
                 case O_ABORT:
                         abort_it = 1;
                         break;
+                case O_SAVEPOINT:
+                        o.savepoint = optarg;
+                        break;
                 case O_TIMEOUT: {
                         int64_t s;
                         const char *why;
@@ -134,14 +147,18 @@ int gp_handover_main(int argc, char **argv) {
                         return GP_EXIT_USAGE;
                 }
         }
-        const char *bad = optind < argc           ? "unexpected argument"
-                          : !o.map                ? "--k8s MAP is required (the hand-over "
-                                                    "drives FlinkDeployments in Kubernetes)"
-                          : abort_it              ? NULL
-                          : !o.from || !o.to      ? "--from OLD and --to NEW are required"
-                          : !strcmp(o.from, o.to) ? "--from and --to name the same "
-                                                    "FlinkDeployment"
-                                                  : NULL;
+        const char *bad =
+                optind < argc           ? "unexpected argument"
+                : !o.map                ? "--k8s MAP is required (the hand-over "
+                                          "drives FlinkDeployments in Kubernetes)"
+                : abort_it              ? NULL
+                : !o.from || !o.to      ? "--from OLD and --to NEW are required"
+                : !strcmp(o.from, o.to) ? "--from and --to name the same "
+                                          "FlinkDeployment"
+                : o.savepoint && (!*o.savepoint ||
+                                  !strcmp(o.savepoint, "KUBERNETES_OPERATOR_LAST_STATE"))
+                        ? "--savepoint needs the path of a savepoint or checkpoint"
+                        : NULL;
         if (!bad && !abort_it && (!gp_k8s_name_ok(o.from) || !gp_k8s_name_ok(o.to)))
                 bad = "--from and --to must be FlinkDeployment names (lower-case letters, "
                       "digits, '-' and '.')";

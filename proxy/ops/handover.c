@@ -73,11 +73,13 @@ typedef struct {
         const char *from, *to;
         int64_t timeout_ms;
         gp_colour_t old_colour, new_colour;
-        int64_t t;       /* the cutoff, GP_TS_NONE until known */
-        char prev[1024]; /* the old job's upgradeSavepointPath before */
-        char sp[1024];   /* the savepoint the new job starts from */
+        int64_t t;               /* the cutoff, GP_TS_NONE until known */
+        char prev[1024];         /* the old job's upgradeSavepointPath before */
+        char sp[1024];           /* the savepoint the new job starts from */
+        const char *explicit_sp; /* --savepoint, or NULL */
         int64_t suspended_at, running_after;
-        gp_progress_t pr; /* the progress lines */
+        bool waited_snapshot; /* the suspend waited for a snapshot to complete */
+        gp_progress_t pr;     /* the progress lines */
 } ho_t;
 
 static int fail(const char *fmt, ...) {
@@ -315,11 +317,43 @@ static int precheck(ho_t *h) {
                      h->ns, h->from, error);
                 goto out;
         }
-        if (!*gp_flinkdep_conf(old, "state.savepoints.dir", buf, sizeof(buf))) {
+        /* Everything the steps after the suspend rely on is checked here,
+         * before anything changes (docs/DESIGN.md, "The hand-over command"). */
+        if (!*gp_flinkdep_conf2(old, GP_FLINKDEP_SAVEPOINT_DIR, GP_FLINKDEP_SAVEPOINT_DIR_OLD,
+                                buf, sizeof(buf))) {
                 fail("FlinkDeployment %s/%s: spec.flinkConfiguration has no "
-                     "state.savepoints.dir: the operator cannot take the savepoint the new "
-                     "job starts from",
+                     "" GP_FLINKDEP_SAVEPOINT_DIR " (or its old name "
+                     "" GP_FLINKDEP_SAVEPOINT_DIR_OLD "): the operator cannot take the "
+                     "savepoint the new job starts from",
                      h->ns, h->from);
+                goto out;
+        }
+        if (!*gp_flinkdep_conf2(old, GP_FLINKDEP_CHECKPOINT_DIR,
+                                GP_FLINKDEP_CHECKPOINT_DIR_OLD, buf, sizeof(buf))) {
+                fail("FlinkDeployment %s/%s: spec.flinkConfiguration has no "
+                     "" GP_FLINKDEP_CHECKPOINT_DIR " (or its old name "
+                     "" GP_FLINKDEP_CHECKPOINT_DIR_OLD "): the operator refuses a spec change "
+                     "with upgradeMode savepoint without one",
+                     h->ns, h->from);
+                goto out;
+        }
+        /* A drained final savepoint has fired every window and timer: the
+         * new job would emit again what the old one already emitted for the
+         * time after T. The operator's own default configuration may turn
+         * drain on, which this command cannot read: only an explicit "false"
+         * in the resource is safe. */
+        if (strcmp(gp_flinkdep_conf(old, GP_FLINKDEP_DRAIN_KEY, buf, sizeof(buf)), "false")) {
+                fail("FlinkDeployment %s/%s: spec.flinkConfiguration." GP_FLINKDEP_DRAIN_KEY
+                     " is '%s', not \"false\": the suspend would drain the old job "
+                     "(every window and timer fired) before its final savepoint, and the new "
+                     "job would then emit again what the old one emitted for the time after "
+                     "T. Nothing was changed. Set it (a kubernetes.operator.* key: no "
+                     "restart), then run the same command again:\n  kubectl -n %s patch "
+                     "flinkdeployment %s --type merge -p '{\"spec\":{\"flinkConfiguration\":"
+                     "{\"" GP_FLINKDEP_DRAIN_KEY "\":\"false\"}}}'",
+                     h->ns, h->from,
+                     *buf ? buf : "(unset: the operator's default, which may be true)", h->ns,
+                     h->from);
                 goto out;
         }
         if (strcmp(gp_flinkdep_conf(old, GP_FLINKDEP_FALLBACK_KEY, buf, sizeof(buf)),
@@ -485,11 +519,26 @@ static int wait_until(ho_t *h, const char *name,
         }
 }
 
-/* suspend: done already when the spec says suspended with a savepoint. */
+/* suspend: done already when the spec says suspended with a savepoint;
+ * refused when the old job is not RUNNING just before the patch, since the
+ * operator then suspends it without a stop and without a savepoint. */
 static int keep_suspended(ho_t *h, const cJSON *fd) {
-        (void)h;
-        return !strcmp(gp_flinkdep_str(fd, "spec", "job", "state", NULL), "suspended") &&
-               !strcmp(gp_flinkdep_str(fd, "spec", "job", "upgradeMode", NULL), "savepoint");
+        if (!strcmp(gp_flinkdep_str(fd, "spec", "job", "state", NULL), "suspended") &&
+            !strcmp(gp_flinkdep_str(fd, "spec", "job", "upgradeMode", NULL), "savepoint"))
+                return 1;
+        const char *job = gp_flinkdep_str(fd, "status", "jobStatus", "state", NULL);
+        if (strcmp(job, "RUNNING")) {
+                fail("the old job is not running just before its suspend: FlinkDeployment "
+                     "%s/%s status.jobStatus.state=%s. The operator would suspend it without "
+                     "a stop and without a savepoint. Nothing was changed on it and nothing "
+                     "is "
+                     "lost: records at or after T wait in the %s topic. Once it runs again "
+                     "(the operator restarts a failed job from its last checkpoint), run the "
+                     "same command again",
+                     h->ns, h->from, *job ? job : "(none)", gp_colour_name(h->new_colour));
+                return -1;
+        }
+        return 0;
 }
 
 /* A path or URI as Flink writes it back: "scheme:///p" (an empty
@@ -505,10 +554,90 @@ static void uri_norm(char *s) {
                 s[--n] = '\0';
 }
 
+/* Is path under fd's savepoint directory (either name of the key),
+ * compared as Flink writes paths back? */
+static bool under_savepoint_dir(const cJSON *fd, const char *path, char *dir, size_t len) {
+        char np[1024];
+        gp_flinkdep_conf2(fd, GP_FLINKDEP_SAVEPOINT_DIR, GP_FLINKDEP_SAVEPOINT_DIR_OLD, dir,
+                          len);
+        uri_norm(dir);
+        snprintf(np, sizeof(np), "%s", path);
+        uri_norm(np);
+        size_t dl = strlen(dir);
+        return dl && !strncmp(np, dir, dl) && (np[dl] == '/' || np[dl] == '\0');
+}
+
+/* The last part of a path ("savepoint-1a2b3c-..." for a Flink savepoint,
+ * "chk-42" for a checkpoint). */
+static const char *basename_of(const char *path) {
+        const char *e = path + strlen(path), *b;
+        while (e > path && e[-1] == '/')
+                e--;
+        for (b = e; b > path && b[-1] != '/'; b--)
+                ;
+        return b;
+}
+
+/* Takes path as the savepoint NEW starts from: 1. how: NULL, or why it is
+ * the suspend's without a COMPLETED snapshot (said once). */
+static int accept_savepoint(ho_t *h, const char *path, const char *how) {
+        snprintf(h->sp, sizeof(h->sp), "%s", path);
+        if (how)
+                gp_progress_note(&h->pr, "suspend: %s stopped with savepoint %s, %s", h->from,
+                                 path, how);
+        return 1;
+}
+
+/* SUSPENDED with a new path under no snapshot and no legacy record: the
+ * operator found the old job already ended when the suspend reconciled and
+ * suspended it without a stop (a stop-with-savepoint that completed after
+ * the operator's client timeout, a snapshot it could not create after the
+ * stop, or a job that failed or was cancelled just before), recording the
+ * last savepoint or checkpoint it had seen. It is the stop's savepoint, and
+ * so holds the old job's state after everything before T, only if it is a
+ * savepoint in the savepoint directory and the job takes no other
+ * savepoints (no periodic ones); else this command cannot tell, and stops
+ * with the path for the user to vouch for (--savepoint). 1 taken, -1
+ * stopped (printed). */
+static int noop_suspend(ho_t *h, const cJSON *fd, const char *path) {
+        char dir[1024], periodic[64];
+        bool in_dir = under_savepoint_dir(fd, path, dir, sizeof(dir));
+        bool is_sp = !strncmp(basename_of(path), "savepoint-", 10);
+        gp_flinkdep_conf(fd, GP_FLINKDEP_PERIODIC_KEY, periodic, sizeof(periodic));
+        bool periodic_off = !*periodic || !strcmp(periodic, "0") || !strcmp(periodic, "0 s") ||
+                            !strcmp(periodic, "0s") || !strcmp(periodic, "0 ms");
+        if (in_dir && is_sp && periodic_off)
+                return accept_savepoint(
+                        h, path,
+                        "with no UPGRADE FlinkStateSnapshot: the operator found the job "
+                        "already stopped when it reconciled the suspend (a stop that "
+                        "completed after its timeout, or a snapshot it could not create) and "
+                        "recorded that stop's savepoint, the only savepoint in the savepoint "
+                        "directory since the job takes no periodic ones");
+        fail("%s/%s is SUSPENDED, but the operator took no savepoint this command can prove: "
+             "there is no UPGRADE FlinkStateSnapshot and no savepointInfo.lastSavepoint for "
+             "status.jobStatus.upgradeSavepointPath '%s', which %s. The operator suspends a "
+             "job that had already ended (it failed or was cancelled just before the "
+             "suspend, or an earlier stop-with-savepoint outlived the operator's timeout) "
+             "without a stop, recording the last checkpoint or savepoint it saw. Nothing is "
+             "lost: records at or after T wait in the %s topic.\n  If that path is the old "
+             "job's final savepoint, or a checkpoint of it completed after "
+             "CLEAR_TO_TEARDOWN (the old job's group had then committed every record before "
+             "T), run the same command again with --savepoint %s.\n  Otherwise resume the "
+             "old deployment (spec.job.state: running), and once it runs, run the same "
+             "command again: it suspends it again for a savepoint.",
+             h->ns, h->from, path,
+             !in_dir  ? "is not under its savepoint directory (a checkpoint)"
+             : !is_sp ? "is not a Flink savepoint directory (savepoint-...)"
+                      : "may be a periodic savepoint (" GP_FLINKDEP_PERIODIC_KEY " is set)",
+             gp_colour_name(h->new_colour), path);
+        return -1;
+}
+
 /* Is fd stopped with a new savepoint? 1 yes (path in h->sp), 0 not yet,
  * -1 a trap or a failure (printed). */
 static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
-        char dir[1024], why[600];
+        char why[600];
         const char *life = gp_flinkdep_str(fd, "status", "lifecycleState", NULL),
                    *job = gp_flinkdep_str(fd, "status", "jobStatus", "state", NULL),
                    *rec = gp_flinkdep_str(fd, "status", "reconciliationStatus", "state", NULL),
@@ -539,7 +668,18 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
         if (obs < seen->gen || strcmp(life, "SUSPENDED") || strcmp(rec, "DEPLOYED") ||
             strcmp(job, "FINISHED"))
                 return 0;
-        /* Stopped. The path must be one this suspend took. */
+        /* Stopped. --savepoint names the state NEW starts from, once OLD is
+         * suspended (the user's word, after this command said why it could
+         * not prove one). */
+        if (h->explicit_sp) {
+                snprintf(h->sp, sizeof(h->sp), "%s", h->explicit_sp);
+                gp_progress_note(&h->pr,
+                                 "suspend: %s is SUSPENDED; the new job starts from %s, as "
+                                 "--savepoint says (the operator recorded '%s')",
+                                 h->from, h->sp, *path ? path : "(none)");
+                return 1;
+        }
+        /* The path must be one this suspend took. */
         if (!*path || !strcmp(path, GP_FLINKDEP_LAST_STATE) || !strcmp(path, h->prev))
                 return fail("%s/%s is SUSPENDED but the operator took no new savepoint: "
                             "status.jobStatus.upgradeSavepointPath is '%s'%s. Refusing to "
@@ -551,17 +691,6 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             h->ns, h->from, path,
                             !strcmp(path, h->prev) ? " (the same as before the suspend)" : "",
                             h->to, gp_colour_name(h->new_colour)),
-                       -1;
-        char np[1024];
-        gp_flinkdep_conf(fd, "state.savepoints.dir", dir, sizeof(dir));
-        uri_norm(dir);
-        snprintf(np, sizeof(np), "%s", path);
-        uri_norm(np);
-        size_t dl = strlen(dir);
-        if (dl && (strncmp(np, dir, dl) || (np[dl] != '/' && np[dl] != '\0')))
-                return fail("%s/%s: status.jobStatus.upgradeSavepointPath '%s' is not under "
-                            "its state.savepoints.dir '%s': not a savepoint of this suspend",
-                            h->ns, h->from, path, dir),
                        -1;
         const char *lrs = gp_flinkdep_str(fd, "status", "reconciliationStatus",
                                           "lastReconciledSpec", NULL);
@@ -576,8 +705,8 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                             "refusing its path '%s'",
                             h->ns, h->from, path),
                        -1;
-        /* Where the operator makes FlinkStateSnapshots, the one of this
-         * path must be COMPLETED. */
+        /* Where the operator makes FlinkStateSnapshots, the suspend's own
+         * is made before the path is recorded: it must be COMPLETED. */
         gp_flinkdep_snap_t snap;
         gp_err_t err;
         if (gp_flinkdep_upgrade_snapshot(h->k, h->ns, h->from, fd, path, &snap, why,
@@ -586,12 +715,21 @@ static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
                 snap = GP_FLINKDEP_SNAP_PENDING;
         }
         if (snap == GP_FLINKDEP_SNAP_PENDING) {
+                h->waited_snapshot = true;
                 gp_progress_show(&h->pr, "suspend: %s stopped with savepoint %s; %s", h->from,
                                  path, why);
                 return 0;
         }
-        snprintf(h->sp, sizeof(h->sp), "%s", path);
-        return 1;
+        if (snap == GP_FLINKDEP_SNAP_COMPLETED)
+                return accept_savepoint(h, path, NULL);
+        /* No snapshot resource for it: the operator's legacy record (1.12+,
+         * snapshot resources off for this resource or operator-wide). */
+        if (gp_flinkdep_legacy_savepoint(fd, path))
+                return accept_savepoint(h, path,
+                                        "recorded in status.jobStatus.savepointInfo."
+                                        "lastSavepoint (no FlinkStateSnapshot: snapshot "
+                                        "resources are off for it, or operator-wide)");
+        return noop_suspend(h, fd, path);
 }
 
 /* Before the suspend: when it began (once), for new-job-running-after-ms. */
@@ -619,8 +757,14 @@ static int step_suspend(ho_t *h) {
                 return fail("%s/%s did not stop with a savepoint within %" PRId64
                             " s (last seen: %s). Nothing is lost; run the same "
                             "command again to keep waiting, with a larger --timeout "
-                            "if the savepoint is large",
-                            h->ns, h->from, h->timeout_ms / 1000, h->pr.last);
+                            "if the savepoint is large%s",
+                            h->ns, h->from, h->timeout_ms / 1000, h->pr.last,
+                            h->waited_snapshot
+                                    ? ". The savepoint is taken, but its UPGRADE "
+                                      "FlinkStateSnapshot never completed: the operator's "
+                                      "snapshot controller did not reconcile it (see "
+                                      "`kubectl -n NS describe flinkstatesnapshot`)"
+                                    : "");
         if (r)
                 return r;
         gp_kv_t kv[] = {{HO_SAVEPOINT, h->sp}};
@@ -668,12 +812,34 @@ static int new_running(ho_t *h, const cJSON *fd, const seen_t *seen) {
                                 : "");
         if (obs < seen->gen || strcmp(life, "STABLE") || strcmp(job, "RUNNING"))
                 return 0;
-        if (strcmp(path, h->sp))
-                return fail("FlinkDeployment %s/%s runs, but from '%s', not from the "
-                            "savepoint "
-                            "%s (status.jobStatus.upgradeSavepointPath)",
-                            h->ns, h->to, path, h->sp),
-                       -1;
+        if (strcmp(path, h->sp)) {
+                /* After the new job failed, the operator records its latest
+                 * checkpoint and restarts it from there once it is fixed:
+                 * state that began at h->sp (spec.job.initialSavepointPath,
+                 * its first deployment) and went on. */
+                char dir[1024], np[1024];
+                gp_flinkdep_conf2(fd, GP_FLINKDEP_CHECKPOINT_DIR,
+                                  GP_FLINKDEP_CHECKPOINT_DIR_OLD, dir, sizeof(dir));
+                uri_norm(dir);
+                snprintf(np, sizeof(np), "%s", path);
+                uri_norm(np);
+                size_t dl = strlen(dir);
+                bool own = dl && !strncmp(np, dir, dl) && np[dl] == '/' &&
+                           !strcmp(gp_flinkdep_str(fd, "spec", "job", "initialSavepointPath",
+                                                   NULL),
+                                   h->sp);
+                if (!own)
+                        return fail("FlinkDeployment %s/%s runs, but from '%s', not from the "
+                                    "savepoint "
+                                    "%s (status.jobStatus.upgradeSavepointPath)",
+                                    h->ns, h->to, path, h->sp),
+                               -1;
+                gp_progress_note(&h->pr,
+                                 "start: %s runs from %s, its own checkpoint: it started "
+                                 "from %s, failed, and the operator restarted it from its "
+                                 "latest checkpoint",
+                                 h->to, path, h->sp);
+        }
         return 1;
 }
 
@@ -879,8 +1045,11 @@ static int do_abort(ho_t *h) {
  * printed. */
 static int ho_open(ho_t *h, const gp_handover_opts_t *o) {
         gp_err_t err;
-        *h = (ho_t){
-                .from = o->from, .to = o->to, .timeout_ms = o->timeout_ms, .t = GP_TS_NONE};
+        *h = (ho_t){.from = o->from,
+                    .to = o->to,
+                    .timeout_ms = o->timeout_ms,
+                    .t = GP_TS_NONE,
+                    .explicit_sp = o->savepoint};
         gp_progress_init(&h->pr);
         gp_k8s_conf_t *conf = gp_k8s_conf_load(o->kubeconfig, &err);
         if (!conf)

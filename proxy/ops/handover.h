@@ -17,6 +17,9 @@ typedef struct gp_handover_opts {
         const char *from, *to;  /* OLD and NEW, valid names (not for an abort) */
         const char *to_file;    /* NULL, or the manifest NEW is created from */
         int64_t timeout_ms;     /* how long each step waits */
+        const char *savepoint;  /* --savepoint: the path NEW starts from once OLD is
+                                 * suspended, when the operator recorded none this
+                                 * command can prove (NULL: prove it) */
 } gp_handover_opts_t;
 
 /* Hands over from o->from to o->to, or goes on with the recorded

@@ -131,6 +131,42 @@ cat "$WORK/h2.err"
   || fail "handover without the new deployment: exit $rc, not the refusal that says to create it suspended"
 [ "$(kc -n "$NS" get configmap "$CM" -o jsonpath='{.metadata.resourceVersion}')" = "$before" ] \
   || fail "a refused hand-over changed the map"
+# What the released operator would do wrong or refuse is refused before
+# anything changes: drain on at the suspend (or unset: the operator's own
+# default may be on), no checkpoint directory.
+spec_patch() { # PATCH: as the operator would, observed at once (no operator runs here)
+  kc -n "$NS" patch flinkdeployment orders-blue --type merge -p "$1" >/dev/null
+  local g
+  g=$(kc -n "$NS" get flinkdeployment orders-blue -o jsonpath='{.metadata.generation}')
+  kc -n "$NS" patch flinkdeployment orders-blue --subresource status --type merge \
+    -p "{\"status\":{\"observedGeneration\":$g}}" >/dev/null
+}
+refuse() { # PATCH WHAT-STDERR-SAYS LABEL
+  spec_patch "$1"
+  set +e
+  "$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from orders-blue \
+    --to orders-green --timeout 5 >"$WORK/r.out" 2>"$WORK/r.err"; rc=$?
+  set -e
+  [ "$rc" = 1 ] && grep -qF -- "$2" "$WORK/r.err" \
+    || fail "$3: exit $rc, not the refusal that says '$2': $(cat "$WORK/r.err")"
+  [ "$(kc -n "$NS" get configmap "$CM" -o jsonpath='{.metadata.resourceVersion}')" = "$before" ] \
+    || fail "$3: the refused hand-over changed the map"
+  say "refused ($3): $(head -c 200 "$WORK/r.err")"
+}
+D=kubernetes.operator.job.drain-on-savepoint-deletion
+refuse "{\"spec\":{\"flinkConfiguration\":{\"$D\":\"true\"}}}" \
+  "$D is 'true', not \"false\": the suspend would drain the old job" "drain true"
+refuse "{\"spec\":{\"flinkConfiguration\":{\"$D\":null}}}" \
+  "$D is '(unset: the operator's default, which may be true)'" "drain unset"
+refuse "{\"spec\":{\"flinkConfiguration\":{\"$D\":\"false\",\"execution.checkpointing.dir\":null}}}" \
+  "has no execution.checkpointing.dir (or its old name state.checkpoints.dir)" "no checkpoint dir"
+spec_patch '{"spec":{"flinkConfiguration":{"state.checkpoints.dir":"s3://flink-state/orders/checkpoints"}}}'
+set +e
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from orders-blue \
+  --to orders-green --timeout 5 >"$WORK/h3.out" 2>"$WORK/h3.err"; rc=$?
+set -e
+grep -q "FlinkDeployment $NS/orders-green does not exist" "$WORK/h3.err" \
+  || fail "the checkpoint dir by its old name was not taken: $(cat "$WORK/h3.err")"
 
 say "5. --to-file, a stop before T, another pair refused, --abort"
 sed -i 's/state: suspended /state: running   /' "$WORK/green.yaml"
