@@ -62,7 +62,26 @@ int gp_extract_compile(gp_extract_t *x, const char *spec, gp_unit_t unit, char *
         return -1;
 }
 
-static int bad(gp_bad_t *b, const char *code, const char *why) {
+static const char *const bad_names[GP_BAD__COUNT] = {
+        [GP_BAD_NOT_JSON] = "not-json",
+        [GP_BAD_FIELD_MISSING] = "field-missing",
+        [GP_BAD_WRONG_TYPE] = "wrong-type",
+        [GP_BAD_BAD_TIME] = "bad-time",
+        [GP_BAD_HEADER_MISSING] = "header-missing",
+        [GP_BAD_NO_TIMESTAMP] = "no-timestamp",
+        [GP_BAD_BAD_FRAME] = "bad-frame",
+        [GP_BAD_BAD_AVRO] = "bad-avro",
+        [GP_BAD_UNKNOWN_SCHEMA] = "unknown-schema",
+        [GP_BAD_BAD_SCHEMA] = "bad-schema",
+        [GP_BAD_REGISTRY_UNAVAILABLE] = "registry-unavailable",
+        [GP_BAD_TOO_LARGE] = "too-large",
+};
+
+const char *gp_bad_name(gp_bad_code_t code) {
+        return code > GP_BAD_NONE && code < GP_BAD__COUNT ? bad_names[code] : NULL;
+}
+
+static int bad(gp_bad_t *b, gp_bad_code_t code, const char *why) {
         b->code = code;
         b->why = why;
         return -1;
@@ -73,10 +92,10 @@ static int from_text(const char *s, size_t n, gp_unit_t unit, int64_t *ts, gp_ba
         const char *why = NULL;
         int64_t t;
         if (gp_time_parse(s, n, unit, &t, &why))
-                return bad(b, "bad-time", why ? why : "unparseable time");
+                return bad(b, GP_BAD_BAD_TIME, why ? why : "unparseable time");
         /* -9223372036854775808 ms parses, but is GP_TS_NONE: "no time" */
         if (t == GP_TS_NONE)
-                return bad(b, "bad-time", "out of range");
+                return bad(b, GP_BAD_BAD_TIME, "out of range");
         *ts = t;
         return 0;
 }
@@ -86,28 +105,28 @@ static int from_avro(const gp_extract_t *x, const gp_record_view_t *r, int64_t *
         gp_avro_val_t v;
         const char *why = NULL;
         if (!r->avro)
-                return bad(b, "bad-schema", "no schema for the record");
+                return bad(b, GP_BAD_BAD_SCHEMA, "no schema for the record");
         switch (gp_avro_find(r->avro, r->value, r->value_len, &v)) {
         case GP_AVRO_OK:
                 break;
         case GP_AVRO_ERR_MISSING:
-                return bad(b, "field-missing", "the event-time field is absent");
+                return bad(b, GP_BAD_FIELD_MISSING, "the event-time field is absent");
         case GP_AVRO_ERR_LIMIT:
-                return bad(b, "bad-avro", "Avro nested too deeply or too many items");
+                return bad(b, GP_BAD_BAD_AVRO, "Avro nested too deeply or too many items");
         default:
-                return bad(b, "bad-avro",
+                return bad(b, GP_BAD_BAD_AVRO,
                            "the value is not Avro of its schema (truncated, "
                            "or a bad length, varint or union index)");
         }
         switch (v.kind) {
         case GP_AVF_NULL:
-                return bad(b, "field-missing", "the event-time field is null");
+                return bad(b, GP_BAD_FIELD_MISSING, "the event-time field is null");
         case GP_AVF_OTHER:
-                return bad(b, "wrong-type",
+                return bad(b, GP_BAD_WRONG_TYPE,
                            "the event-time field is not an int, long or string");
         default:
                 if (gp_avro_val_ms(&v, x->unit, ts, &why))
-                        return bad(b, "bad-time", why ? why : "unparseable time");
+                        return bad(b, GP_BAD_BAD_TIME, why ? why : "unparseable time");
                 return 0;
         }
 }
@@ -118,31 +137,34 @@ int gp_extract_ts(const gp_extract_t *x, const gp_record_view_t *r, int64_t *ts,
         switch (x->kind) {
         case GP_ET_KAFKA:
                 if (r->kafka_ts < 0)
-                        return bad(b, "no-timestamp", "the record has no Kafka timestamp");
+                        return bad(b, GP_BAD_NO_TIMESTAMP,
+                                   "the record has no Kafka timestamp");
                 *ts = r->kafka_ts;
                 return 0;
         case GP_ET_HEADER:
                 if (!r->header)
-                        return bad(b, "header-missing", "the event-time header is absent");
+                        return bad(b, GP_BAD_HEADER_MISSING,
+                                   "the event-time header is absent");
                 return from_text(r->header, r->header_len, x->unit, ts, b);
         case GP_ET_JSON:
                 if (!r->value)
-                        return bad(b, "not-json", "the record has no value");
+                        return bad(b, GP_BAD_NOT_JSON, "the record has no value");
                 switch (gp_jpath_find(&x->path, r->value, r->value_len, &v)) {
                 case GP_JSON_OK:
                         break;
                 case GP_JSON_ERR_MISSING:
-                        return bad(b, "field-missing", "the event-time field is absent");
+                        return bad(b, GP_BAD_FIELD_MISSING, "the event-time field is absent");
                 case GP_JSON_ERR_DEPTH:
-                        return bad(b, "not-json", "JSON nested too deeply");
+                        return bad(b, GP_BAD_NOT_JSON, "JSON nested too deeply");
                 default:
-                        return bad(b, "not-json", "the value is not JSON");
+                        return bad(b, GP_BAD_NOT_JSON, "the value is not JSON");
                 }
                 if (v.type == GP_JSON_NUMBER || (v.type == GP_JSON_STRING && !v.has_escapes))
                         return from_text(v.ptr, v.len, x->unit, ts, b);
-                return bad(b, "wrong-type", "the event-time field is not a number or string");
+                return bad(b, GP_BAD_WRONG_TYPE,
+                           "the event-time field is not a number or string");
         case GP_ET_AVRO:
                 return from_avro(x, r, ts, b);
         }
-        return bad(b, "bad-time", "unknown extractor");
+        return bad(b, GP_BAD_BAD_TIME, "unknown extractor");
 }

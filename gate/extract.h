@@ -32,13 +32,35 @@ typedef struct gp_extract {
         char avro_path[GP_AVRO_MAX_PATH][GP_AVRO_MAX_NAME];
 } gp_extract_t;
 
-/* What went wrong, for the dead-letter topic. code is a stable word. */
+/* Why a record cannot be routed by its event time: the stable codes of the
+ * dead-letter header gate-proxy.error (docs/DESIGN.md, Bad input), in the
+ * order of gate-proxy's dead-letter metrics. The extractor gives the
+ * first six and bad-avro; the caller the rest (bad-frame, unknown-schema,
+ * bad-schema, registry-unavailable, too-large). */
+typedef enum gp_bad_code {
+        GP_BAD_NONE = 0, /* nothing wrong */
+        GP_BAD_NOT_JSON,
+        GP_BAD_FIELD_MISSING,
+        GP_BAD_WRONG_TYPE,
+        GP_BAD_BAD_TIME,
+        GP_BAD_HEADER_MISSING,
+        GP_BAD_NO_TIMESTAMP,
+        GP_BAD_BAD_FRAME,
+        GP_BAD_BAD_AVRO,
+        GP_BAD_UNKNOWN_SCHEMA,
+        GP_BAD_BAD_SCHEMA,
+        GP_BAD_REGISTRY_UNAVAILABLE,
+        GP_BAD_TOO_LARGE,
+        GP_BAD__COUNT
+} gp_bad_code_t;
+
+/* The code's word ("not-json", ...); NULL for GP_BAD_NONE. */
+const char *gp_bad_name(gp_bad_code_t code);
+
+/* What went wrong, for the dead-letter topic. */
 typedef struct gp_bad {
-        const char *code; /* no-timestamp, not-json, field-missing, wrong-type,
-                           * bad-time, header-missing, bad-avro; and from the
-                           * caller: bad-frame, unknown-schema, bad-schema,
-                           * registry-unavailable, too-large */
-        const char *why;  /* a short text that outlives the record */
+        gp_bad_code_t code;
+        const char *why; /* a short text that outlives the record */
 } gp_bad_t;
 
 int gp_extract_compile(gp_extract_t *x, const char *spec, gp_unit_t unit, char *err,

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gate/extract.h"
 #include "gate/gate.h"
 #include "proxy/conf/conf.h"
 #include "proxy/control/status.h"
@@ -36,7 +37,12 @@ extern const double gp_commit_le[GP_COMMIT_BUCKETS];
 extern const double gp_size_le[GP_SIZE_BUCKETS];
 /* Why records go to the dead-letter topic: the stable codes of the
  * gate-proxy.error header (docs/DESIGN.md, Bad input), "late", "other". */
-#define GP_DLQ_REASONS 14
+#define GP_DLQ_REASONS (GP_BAD__COUNT + 1)
+/* The index in gp_dlq_reasons of a gp_bad_code_t (gate/extract.h), of a
+ * late record, of anything else. */
+#define GP_DLQ_OF(code) ((int)(code)-1)
+#define GP_DLQ_LATE     (GP_BAD__COUNT - 1)
+#define GP_DLQ_OTHER    GP_BAD__COUNT
 extern const char *const gp_dlq_reasons[GP_DLQ_REASONS];
 /* Control input the proxy did not act on, by reason: the map invalid,
  * missing, out of reach, access denied, another read failure; a request

@@ -85,12 +85,12 @@ static int avro_schema(gp_proxy_t *p, gp_record_view_t *rv, int64_t mono, gp_bad
                 return 0;
         }
         if (gp_avro_frame(rv->value, rv->value_len, &id, &body, &n)) {
-                bad->code = "bad-frame";
+                bad->code = GP_BAD_BAD_FRAME;
                 bad->why = "not the Confluent wire format (byte 0 and a 4-byte schema id)";
                 return -1;
         }
         if (!gp_registry_lookup(p->reg, id, mono, &ref)) {
-                bad->code = "registry-unavailable";
+                bad->code = GP_BAD_REGISTRY_UNAVAILABLE;
                 bad->why = "the schema was not fetched";
                 return -1;
         }
@@ -125,7 +125,7 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                 snprintf(too_large, sizeof too_large,
                          "%zu bytes, more than gate.record.max.bytes=%" PRId64, size,
                          p->conf->record_max_bytes);
-                bad.code = "too-large";
+                bad.code = GP_BAD_TOO_LARGE;
                 bad.why = too_large;
         } else if (p->ex.kind == GP_ET_AVRO) {
                 if (avro_schema(p, &rv, mono, &bad) || gp_extract_ts(&p->ex, &rv, &ts, &bad))
@@ -152,7 +152,7 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
 
         char why[512], src[300];
         if (ts == GP_TS_NONE)
-                snprintf(why, sizeof(why), "%s: %s", bad.code, bad.why);
+                snprintf(why, sizeof(why), "%s: %s", gp_bad_name(bad.code), bad.why);
         else
                 snprintf(why, sizeof(why),
                          "late: event time %" PRId64 " is before the cutoff "
@@ -164,11 +164,7 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
         rd_kafka_header_add(hdrs, GP_HDR_ERROR, -1, why, -1);
         rd_kafka_header_add(hdrs, GP_HDR_SOURCE, -1, src, -1);
         p->win.out += strlen(GP_HDR_ERROR) + strlen(why) + strlen(GP_HDR_SOURCE) + strlen(src);
-        const char *reason = ts == GP_TS_NONE && bad.code ? bad.code : "late";
-        int ri = 0;
-        while (ri < GP_DLQ_REASONS - 1 && strcmp(gp_dlq_reasons[ri], reason))
-                ri++;
-        p->win_dlq[ri]++;
+        p->win_dlq[ts == GP_TS_NONE && bad.code ? GP_DLQ_OF(bad.code) : GP_DLQ_LATE]++;
         return produce(p, p->dlq, m->partition % p->dlq_n, m,
                        tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? 0 : kts, hdrs);
 }

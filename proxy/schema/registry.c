@@ -28,7 +28,7 @@ typedef struct entry {
         int32_t next;    /* the bucket chain, -1: end */
         int64_t expires; /* mono ms; 0: never */
         uint64_t used;   /* tick of the last lookup */
-        const char *code;
+        gp_bad_code_t code;
         char why[320];
         gp_avro_t av;
 } entry_t;
@@ -299,7 +299,7 @@ static gp_errcode_t request(gp_registry_t *r, uint32_t id, entry_t *e, gp_err_t 
         }
         curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &status);
         if (status == 404) {
-                e->code = "unknown-schema";
+                e->code = GP_BAD_UNKNOWN_SCHEMA;
                 snprintf(e->why, sizeof e->why,
                          "schema id %" PRIu32 " is not in the registry (404)", id);
                 e->state = E_REFUSED;
@@ -321,7 +321,7 @@ static gp_errcode_t request(gp_registry_t *r, uint32_t id, entry_t *e, gp_err_t 
         }
         e->state = E_REFUSED;
         e->expires = 0;
-        e->code = "bad-schema";
+        e->code = GP_BAD_BAD_SCHEMA;
         cJSON *j = b.over ? NULL : cJSON_ParseWithLength(b.p ? b.p : "", b.n);
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "schema");
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "schemaType");
@@ -340,7 +340,7 @@ static gp_errcode_t request(gp_registry_t *r, uint32_t id, entry_t *e, gp_err_t 
                                                   &e->av, &cerr);
                 if (rc == GP_OK) {
                         e->state = E_OK;
-                        e->code = NULL;
+                        e->code = GP_BAD_NONE;
                         snprintf(e->why, sizeof e->why, "schema id %" PRIu32, id);
                 } else if (rc == GP_ERR_NOMEM) {
                         /* not a verdict on the schema: asked again */
@@ -348,7 +348,8 @@ static gp_errcode_t request(gp_registry_t *r, uint32_t id, entry_t *e, gp_err_t 
                         res = gp_err_set(err, GP_ERR_NOMEM, "schema id %" PRIu32 ": %s", id,
                                          cerr.msg);
                 } else {
-                        e->code = rc == GP_ERR_NOT_FOUND ? "field-missing" : "bad-schema";
+                        e->code = rc == GP_ERR_NOT_FOUND ? GP_BAD_FIELD_MISSING
+                                                         : GP_BAD_BAD_SCHEMA;
                         snprintf(e->why, sizeof e->why, "schema id %" PRIu32 ": %.280s", id,
                                  cerr.msg);
                 }
@@ -386,7 +387,7 @@ static bool fetch(gp_registry_t *r, uint32_t id, entry_t *e) {
                         else if (e->state == E_REFUSED)
                                 gp_warn("schema registry: %s: %s; its records go to the "
                                         "dead-letter topic",
-                                        e->code, e->why);
+                                        gp_bad_name(e->code), e->why);
                         return true;
                 }
                 pthread_mutex_lock(&r->lock);
@@ -400,7 +401,7 @@ static bool fetch(gp_registry_t *r, uint32_t id, entry_t *e) {
                                 why.msg, r->conf->registry_retry_ms);
                 if (now >= end) {
                         e->state = E_UNAVAILABLE;
-                        e->code = "registry-unavailable";
+                        e->code = GP_BAD_REGISTRY_UNAVAILABLE;
                         snprintf(e->why, sizeof e->why, "schema id %" PRIu32 ": %.280s", id,
                                  why.msg);
                         e->expires = now + (r->conf->registry_retry_ms > 1000

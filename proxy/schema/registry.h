@@ -25,8 +25,8 @@ typedef struct gp_registry gp_registry_t;
 /* What the cache knows about one id. */
 typedef struct gp_schema_ref {
         const gp_avro_t *avro; /* NULL when the id cannot be used: */
-        const char *code;      /* unknown-schema, bad-schema, field-missing,
-                                * registry-unavailable */
+        gp_bad_code_t code;    /* GP_BAD_UNKNOWN_SCHEMA, _BAD_SCHEMA,
+                                * _FIELD_MISSING, _REGISTRY_UNAVAILABLE */
         const char *why;       /* text naming the id; valid until the next
                                 * gp_registry_collect */
 } gp_schema_ref_t;
