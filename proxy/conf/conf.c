@@ -4,7 +4,7 @@
  * themselves are the table of proxy/conf/keys.c.
  * Uses librdkafka only to ask whether it takes a kafka.* property, so its
  * refusal names the line; the kafka.* keys are kept as plain strings and
- * applied by proxy/loop/clients.c. */
+ * applied by proxy/loop/kafka_clients.c. */
 #include "proxy/conf/conf.h"
 
 #include <assert.h>
@@ -19,7 +19,7 @@
 
 #include "os/file.h"
 #include "gate/timeparse.h"
-#include "proxy/conf/internal.h"
+#include "proxy/conf/table.h"
 
 #define KAFKA_PREFIX     "kafka."
 #define KAFKA_PREFIX_LEN (sizeof(KAFKA_PREFIX) - 1)

@@ -6,7 +6,7 @@
  * description, which also generates configs/CONFIGURATION.md
  * (proxy/conf/doc.c). Parsing and checks: proxy/conf/conf.c.
  * May use gate/; this header has no librdkafka types (the passthrough
- * list is plain strings and is applied by proxy/loop/clients.c). */
+ * list is plain strings and is applied by proxy/loop/kafka_clients.c). */
 #ifndef GP_PROXY_CONF_CONF_H
 #define GP_PROXY_CONF_CONF_H
 
@@ -164,7 +164,7 @@ void gp_conf_write_markdown(FILE *out);
 void gp_conf_write_example(FILE *out);
 
 /* The librdkafka properties gate-proxy decides itself, one table
- * (proxy/conf/kafka.c) ended by a NULL key, each for the client of one
+ * (proxy/conf/kafka_keys.c) ended by a NULL key, each for the client of one
  * role, "producer" or "consumer":
  * - GP_KAFKA_FORCED: set on the proxy's client after the configuration's
  *   kafka.* (gp_kafka_forced gives the value); with .refused, kafka.KEY
@@ -186,7 +186,7 @@ typedef gp_kafka_key_t gp_kafka_default_t;
 
 extern const gp_kafka_key_t gp_kafka_keys[];
 /* The BOUNDED rows of gp_kafka_keys (its tail, up to the NULL key), for
- * proxy/loop/clients.c and bench/passthrough.c, which apply them all. */
+ * proxy/loop/kafka_clients.c and bench/passthrough.c, which apply them all. */
 extern const gp_kafka_key_t *const gp_bounded_defaults;
 
 /* The value gate-proxy forces for row k on role's client under conf;

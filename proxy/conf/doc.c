@@ -1,12 +1,12 @@
 /* proxy/conf/doc.c: the two documents generated from the key table
- * (proxy/conf/keys.c) and the librdkafka table (proxy/conf/kafka.c):
+ * (proxy/conf/keys.c) and the librdkafka table (proxy/conf/kafka_keys.c):
  * configs/CONFIGURATION.md (gate-proxy --list-config) and
  * configs/gate-proxy.conf.example (gate-proxy --example-config). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "proxy/conf/internal.h"
+#include "proxy/conf/table.h"
 
 /* ------------------------------------------------------------------ */
 /* Documents                                                           */

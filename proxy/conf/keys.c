@@ -12,7 +12,7 @@
 #include "gate/extract.h"
 #include "gate/timeparse.h"
 #include "k8s/kubeconfig.h"
-#include "proxy/conf/internal.h"
+#include "proxy/conf/table.h"
 
 #define PIPELINE_MAX 100
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "gate/drain.h"
-#include "proxy/loop/clients.h"
+#include "proxy/loop/kafka_clients.h"
 #include "proxy/loop/drainer.h"
 #include "proxy/base/log.h"
 

@@ -12,7 +12,7 @@
 
 #include "os/file.h"
 #include "proxy/schema/avsc.h"
-#include "proxy/loop/clients.h"
+#include "proxy/loop/kafka_clients.h"
 #include "proxy/loop/internal.h"
 #include "proxy/base/log.h"
 
@@ -40,7 +40,7 @@ static void want_stats(gp_proxy_t *p, rd_kafka_conf_t *kc, const char *role, gp_
 }
 
 /* The librdkafka keys gate-proxy decides for role's client, from the one
- * table of them (proxy/conf/kafka.c: exactly-once, read_committed,
+ * table of them (proxy/conf/kafka_keys.c: exactly-once, read_committed,
  * offsets only in transactions, no topic auto-creation). */
 static void force(rd_kafka_conf_t *kc, const gp_conf_t *conf, const char *role, gp_err_t *err,
                   int *bad) {

@@ -10,7 +10,7 @@
 
 #include "gate/error.h"
 #include "k8s/client.h"
-#include "proxy/loop/clients.h"
+#include "proxy/loop/kafka_clients.h"
 #include "proxy/conf/conf.h"
 #include "proxy/control/ctl.h"
 

@@ -1,9 +1,9 @@
-/* proxy/loop/clients.c: librdkafka client configuration (proxy/loop/clients.h). */
+/* proxy/loop/kafka_clients.c: librdkafka client configuration (proxy/loop/kafka_clients.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/loop/clients.h"
+#include "proxy/loop/kafka_clients.h"
 #include "proxy/base/log.h"
 
 bool gp_client_user_set(const gp_conf_t *conf, const char *role, const char *key) {

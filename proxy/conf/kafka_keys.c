@@ -1,12 +1,12 @@
-/* proxy/conf/kafka.c: the librdkafka properties gate-proxy decides itself,
+/* proxy/conf/kafka_keys.c: the librdkafka properties gate-proxy decides itself,
  * in one table: the ones it forces on its producer and consumer (most of
  * them refused as kafka.* keys) and its bounded-memory defaults. The
  * parser refuses from it, the documents list from it, and the clients are
- * configured from it (proxy/loop/clients.c, proxy/loop/setup.c). */
+ * configured from it (proxy/loop/kafka_clients.c, proxy/loop/setup.c). */
 #include <stddef.h>
 #include <string.h>
 
-#include "proxy/conf/internal.h"
+#include "proxy/conf/table.h"
 
 static const char *txn_id(const gp_conf_t *c) {
         /* at-least-once: idempotent only, no transactions */

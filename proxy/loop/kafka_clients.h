@@ -1,9 +1,9 @@
-/* proxy/loop/clients.h: librdkafka client configuration from gate-proxy's
+/* proxy/loop/kafka_clients.h: librdkafka client configuration from gate-proxy's
  * configuration: kafka.X for every client, kafka.producer.X and
  * kafka.consumer.X for one role, over gate-proxy's bounded queues
  * (gp_bounded_defaults); and the log callback every client uses. */
-#ifndef GP_PROXY_LOOP_CLIENTS_H
-#define GP_PROXY_LOOP_CLIENTS_H
+#ifndef GP_PROXY_LOOP_KAFKA_CLIENTS_H
+#define GP_PROXY_LOOP_KAFKA_CLIENTS_H
 
 #include <stdbool.h>
 

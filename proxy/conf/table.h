@@ -1,9 +1,9 @@
-/* proxy/conf/internal.h: what the files of proxy/conf/ share and nothing
+/* proxy/conf/table.h: what the files of proxy/conf/ share, and nothing
  * outside it includes: the key table's row (proxy/conf/keys.c), the value
  * helpers the checks share, and the refused librdkafka keys
- * (proxy/conf/kafka.c). */
-#ifndef GP_PROXY_CONF_INTERNAL_H
-#define GP_PROXY_CONF_INTERNAL_H
+ * (proxy/conf/kafka_keys.c). */
+#ifndef GP_PROXY_CONF_TABLE_H
+#define GP_PROXY_CONF_TABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
