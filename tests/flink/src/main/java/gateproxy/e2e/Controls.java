@@ -35,7 +35,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * topics, no gate-proxy.
  *
  * <pre>
- *   Controls --bootstrap HOST:PORT --work DIR [--only source-uid|window-uid|sink-uid|idleness]
+ *   Controls --bootstrap HOST:PORT --work DIR [--only source-uid|window-uid|sink-uid|idleness|drain]
  * </pre>
  *
  * <ul>
@@ -49,14 +49,25 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * (and a prefix of its own) aborts the transactions blue is using, so blue
  * fails while it still runs;</li>
  * <li>idleness: a window job with withIdleness whose source is idle loses
- * its last window at a stop with drain (FLINK-40499).</li>
+ * its last window at a stop with drain (FLINK-40499);</li>
+ * <li>drain: blue stopped with a drained savepoint (the operator's suspend
+ * with {@code kubernetes.operator.job.drain-on-savepoint-deletion: true})
+ * fires its open windows early, the one that ends after T among them, and
+ * keeps none in the savepoint; green started from it fires that window
+ * again with its own records only: the key's window twice, both partial.
+ * Without drain the window stays in the savepoint and green fires it whole.
+ * (T inside a window: the cutoff not aligned to the job's windows. With
+ * {@code gate.cutoff.align.ms} equal to a tumbling window no window
+ * straddles T and the drained stop fires only windows already complete;
+ * timers or windows of other sizes still straddle it.) This is why
+ * {@code gate-proxy handover} refuses a drain that is not "false".</li>
  * </ul>
  * Prints one line per control,
  * {@code control: rule=R broken=WHAT kept=WHAT ok|FAIL}, and exits 0 only if
  * every control failed when broken and not when kept.
  */
 public final class Controls {
-    static final List<String> RULES = List.of("source-uid", "window-uid", "sink-uid", "idleness");
+    static final List<String> RULES = List.of("source-uid", "window-uid", "sink-uid", "idleness", "drain");
     static final int KEYS = 4;
     static final long WINDOW_MS = 2000, BOUND_MS = 500, IDLE_MS = 1000;
 
@@ -104,6 +115,7 @@ public final class Controls {
         case "window-uid": return (r, f) -> windowUid(r, f, broken);
         case "sink-uid": return (r, f) -> sinkUid(r, f, broken);
         case "idleness": return (r, f) -> idleness(r, f, broken);
+        case "drain": return (r, f) -> drain(r, f, broken);
         default: throw new IllegalArgumentException("no control " + rule + "; one of " + RULES);
         }
     }
@@ -584,6 +596,60 @@ public final class Controls {
         String what = "missing_windows=" + missing + ",partial=" + partial + ",windows=" + expected.size()
                 + (broken ? ",idle_ms=" + IDLE_MS : ",no_idleness");
         return new Outcome(broken ? missing > 0 : missing + partial > 0, what);
+    }
+
+    // ---- 5. drain at the suspend ---------------------------------------------
+
+    /**
+     * Blue gets ts &lt; T, green ts &gt;= T, T in the middle of a window.
+     * Blue, having read everything, is stopped with a savepoint, drained
+     * (broken) or not (kept), as the operator's suspend does; green starts
+     * from that savepoint (the hand-over's uids: state shared). Every window
+     * must come out once and whole, as the uninterrupted job writes it.
+     */
+    Outcome drain(String run, Cluster flink, boolean broken) throws Exception {
+        Jobs.Spec blue = spec(Jobs.Kind.WINDOW, run, "blue", true);
+        Jobs.Spec green = spec(Jobs.Kind.WINDOW, run, "green", true);
+        kafka.createTopics(1, blue.sourceTopic, green.sourceTopic, blue.outTopic, green.outTopic);
+        long t0 = base(), cut = t0 + 5 * WINDOW_MS + WINDOW_MS / 2, step = 100;
+        Map<String, long[]> expected = new HashMap<>();
+        AtomicLong id = new AtomicLong();
+        try (KafkaProducer<String, String> p = kafka.producer()) {
+            JobID b = flink.submit(blue, null);
+            flink.awaitRunning(b, Duration.ofSeconds(60));
+            windowRecords(p, blue.sourceTopic, t0, cut, step, id, expected);
+            // Everything before T read and checkpointed (the proxy's drain
+            // check before CLEAR_TO_TEARDOWN), then the suspend's stop.
+            kafka.awaitDrained(blue.group, List.of(blue.sourceTopic), Duration.ofSeconds(60));
+            String sp = flink.stop(b, broken);
+            JobID g = flink.submit(green, sp);
+            flink.awaitRunning(g, Duration.ofSeconds(60));
+            windowRecords(p, green.sourceTopic, cut, cut + 2 * WINDOW_MS, step, id, expected);
+            kafka.awaitDrained(green.group, List.of(green.sourceTopic), Duration.ofSeconds(60));
+            flink.stop(g, true); // the end of the data: every window fires
+        }
+        Map<String, Integer> seen = new HashMap<>();
+        long partial = 0, dup = 0, missing = 0, straddling = 0;
+        for (String topic : List.of(blue.outTopic, green.outTopic))
+            for (var e : windows(lines(topic)).entrySet())
+                for (String l : e.getValue()) {
+                    seen.merge(e.getKey(), 1, Integer::sum);
+                    if (!full(l, expected))
+                        partial++;
+                }
+        for (var e : seen.entrySet())
+            dup += e.getValue() - 1;
+        for (String k : expected.keySet()) {
+            if (!seen.containsKey(k))
+                missing++;
+            long start = Long.parseLong(k.split(",")[1]);
+            if (start < cut && start + WINDOW_MS > cut)
+                straddling++;
+        }
+        long wrong = partial + dup + missing;
+        String what = "wrong=" + wrong + "(partial=" + partial + ",duplicated=" + dup + ",missing=" + missing
+                + "),windows=" + expected.size() + ",straddling_T=" + straddling + ",drain=" + broken;
+        return new Outcome(wrong > 0, what);
     }
 
     public static void main(String[] argv) throws Exception {
