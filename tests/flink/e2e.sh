@@ -10,7 +10,7 @@
 #   tests/flink/e2e.sh operator   FLIP-504's sequence on the real
 #                                 kube-apiserver fixture (started here when
 #                                 it is not running)
-#   tests/flink/e2e.sh controls   the four negative controls: each rule of the
+#   tests/flink/e2e.sh controls   the five negative controls: each rule of the
 #                                 recipe broken once, with the failure it causes
 #   tests/flink/e2e.sh handover   the orchestrated exact path: `gate-proxy
 #                                 handover` moves three job pairs blue -> green
@@ -23,12 +23,17 @@
 #                                 SIGKILLed at each of its steps and run again
 #   tests/flink/e2e.sh handover-faults
 #                                 the same scene with one job (the running
-#                                 total) over six hops, each with one fault
+#                                 total) over twelve hops, each with one fault
 #                                 (Faults.java): a savepoint error, a failed
 #                                 start, a stale savepoint path, slow steps,
 #                                 409s, the API server away for 40 s (it is
-#                                 restarted: tests/k8s/apiserver.sh restart);
-#                                 each stops the command with its error, and a
+#                                 restarted: tests/k8s/apiserver.sh restart),
+#                                 drain-on-savepoint-deletion true, a stop
+#                                 that times out, a snapshot not created, the
+#                                 old job ended before the suspend, snapshot
+#                                 resources off, the new job failed after a
+#                                 checkpoint; each stops the command with its
+#                                 error (snapshot resources off: none), and a
 #                                 rerun once it is cleared completes
 #   tests/flink/e2e.sh standin    the operator stand-in alone (StandinCheck.java,
 #                                 no gate-proxy): its real-operator behaviours

@@ -143,9 +143,23 @@ public final class Cluster implements AutoCloseable {
      * checkpoint statistics report it (REST {@code /jobs/:id/checkpoints},
      * also for an ended job): the {@code external_path} of the entry with the
      * highest id among {@code latest.restored}, {@code latest.completed} and
-     * {@code latest.savepoint}; null when there is none.
+     * {@code latest.savepoint}; null when there is none. The REST handlers
+     * cache a job's statistics for a few seconds (web.refresh-interval): a
+     * local path already gone (subsumed by a later checkpoint) is read again
+     * for up to 10 s.
      */
     public String latestCheckpoint(JobID id) throws Exception {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            String p = latestCheckpointOnce(id);
+            if (p == null || !p.startsWith("file:") || System.nanoTime() > end
+                    || java.nio.file.Files.exists(Path.of(URI.create(p))))
+                return p;
+            Thread.sleep(300);
+        }
+    }
+
+    private String latestCheckpointOnce(JobID id) throws Exception {
         URI rest = mc.getRestAddress().get(30, TimeUnit.SECONDS);
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(rest.resolve("/jobs/" + id + "/checkpoints"))
                 .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofString());
@@ -161,6 +175,24 @@ public final class Cluster implements AutoCloseable {
                 best = c;
         }
         return best == null ? null : best.path("external_path").asText();
+    }
+
+    /**
+     * The job's latest completed checkpoint or savepoint of its own
+     * ({@code latest.completed} and {@code latest.savepoint}, not the one it
+     * was restored from); null when it has none yet.
+     */
+    public String latestCompleted(JobID id) throws Exception {
+        URI rest = mc.getRestAddress().get(30, TimeUnit.SECONDS);
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(rest.resolve("/jobs/" + id + "/checkpoints"))
+                .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200)
+            throw new IllegalStateException("GET /jobs/" + id + "/checkpoints: HTTP " + r.statusCode() + " " + r.body());
+        JsonNode latest = new ObjectMapper().readTree(r.body()).path("latest");
+        for (String k : new String[] {"completed", "savepoint"})
+            if (latest.path(k).hasNonNull("external_path"))
+                return latest.path(k).path("external_path").asText();
+        return null;
     }
 
     /** Waits until the job has ended (FAILED, CANCELED, FINISHED); its final status. */

@@ -21,7 +21,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 /**
  * The orchestrated exact path under faults: {@code gate-proxy handover}
- * hands one real Flink job through six hops (blue -> green -> blue ...), each
+ * hands one real Flink job through twelve hops (blue -> green -> blue ...), each
  * with one fault of the operator or of the API server, the way
  * {@link Orchestrated} sets the scene (the real kube-apiserver fixture, the
  * {@link Operator} stand-in, one gate-proxy, the job run uninterrupted
@@ -50,7 +50,28 @@ import com.fasterxml.jackson.databind.JsonNode;
  * <li>the API server away for {@code --outage} seconds (default 40) while the
  * command waits at suspend ({@code apiserver.sh restart}): it stops after
  * its 30 s of grace; the proxy keeps routing, the stand-in finishes the
- * suspend once it can write again, the rerun completes.</li>
+ * suspend once it can write again, the rerun completes;</li>
+ * <li>{@code drain}: OLD's spec.flinkConfiguration says
+ * {@code kubernetes.operator.job.drain-on-savepoint-deletion: "true"}: the
+ * command refuses before anything changes (no cutoff, OLD still running, no
+ * savepoint); set to "false", the rerun completes (what a drained savepoint
+ * does to a window job: Controls' drain control);</li>
+ * <li>{@code stop-timeout} on OLD: the stop completes in Flink but the
+ * operator reports the UpgradeFailureException "Timed out stopping the
+ * job ..."; cleared, the operator suspends the stopped job with NOOP, no
+ * UPGRADE FlinkStateSnapshot; the rerun takes the stop's savepoint;</li>
+ * <li>{@code snapshot-create-fail} on OLD: the same, the error that of the
+ * FlinkStateSnapshot's create;</li>
+ * <li>{@code fail-before-suspend} on OLD: its job ends (CANCELED) as the
+ * suspend arrives, the operator suspends with NOOP from its latest
+ * checkpoint: the command names that path and wants it confirmed; the
+ * rerun with {@code --savepoint PATH} completes;</li>
+ * <li>{@code snapshots-off}: the operator-wide snapshot resources off
+ * (savepointInfo.lastSavepoint, no FlinkStateSnapshot): the first run
+ * completes;</li>
+ * <li>{@code fail-after-checkpoint} on NEW: NEW fails after its first
+ * checkpoint; fixed by a new spec.restartNonce it is redeployed from that
+ * checkpoint, and the rerun completes.</li>
  * </ol>
  * No command is killed (flink.handover does that). Then, as in
  * {@link Orchestrated}: the output equals the uninterrupted job's, each
@@ -60,7 +81,7 @@ import com.fasterxml.jackson.databind.JsonNode;
  * one {@code e2e-fault:} line per fault; exits 0 only if every check held.
  */
 public final class Faults {
-    static final int HOPS = 6;
+    static final int HOPS = 12;
     /** --timeout of a run that is meant to finish (as flink.handover's). */
     static final int TIMEOUT_S = 150;
     /** How often the conflict fault bumps each resource. */
@@ -74,6 +95,9 @@ public final class Faults {
     Operator op;
     Cluster flink;
     JobID ref;
+    /** What the hop's check expects: the stand-in's savepoints of OLD, the path NEW runs from (null: the line's). */
+    int wantTaken;
+    String newFrom;
 
     Faults(Map<String, String> args) throws Exception {
         k = Jobs.Kind.valueOf(args.getOrDefault("job", "running").toUpperCase());
@@ -101,10 +125,15 @@ public final class Faults {
 
     // ---- the command ---------------------------------------------------
 
-    /** One run of {@code gate-proxy handover}: its exit code, final line, first line of stderr, stderr. */
-    record Run(int exit, String line, String firstErr, String err, long ms) {
+    /** One run of {@code gate-proxy handover}: its exit code, final line, first line of stderr, stderr, stdout. */
+    record Run(int exit, String line, String firstErr, String err, long ms, String out) {
         boolean says(String s) {
             return err.contains(s);
+        }
+
+        /** In its stdout or its stderr. */
+        boolean said(String s) {
+            return err.contains(s) || out.contains(s);
         }
     }
 
@@ -114,11 +143,13 @@ public final class Faults {
         final Path out, err;
         final long outMark, errMark, t0 = System.nanoTime();
 
-        Started(int hop, String from, String to, int timeoutS) throws Exception {
+        Started(int hop, String from, String to, int timeoutS, String... extra) throws Exception {
             out = o.work.resolve("handover-" + hop + ".out");
             err = o.work.resolve("handover-" + hop + ".err");
-            List<String> cmd = List.of(o.bin, "handover", "--k8s", src, "--namespace", o.ns, "--kubeconfig",
-                    o.kubeconfig, "--from", from, "--to", to, "--timeout", Integer.toString(timeoutS));
+            List<String> cmd = new ArrayList<>(List.of(o.bin, "handover", "--k8s", src, "--namespace", o.ns,
+                    "--kubeconfig", o.kubeconfig, "--from", from, "--to", to, "--timeout",
+                    Integer.toString(timeoutS)));
+            cmd.addAll(List.of(extra));
             String head = "=== " + String.join(" ", cmd) + "\n";
             for (Path f : List.of(out, err))
                 Files.writeString(f, head, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
@@ -145,7 +176,7 @@ public final class Faults {
                     first = l.trim();
                     break;
                 }
-            return new Run(p.exitValue(), line, first, stderr, ms);
+            return new Run(p.exitValue(), line, first, stderr, ms, stdout);
         }
     }
 
@@ -154,9 +185,10 @@ public final class Faults {
         return new String(all, (int) mark, all.length - (int) mark, StandardCharsets.UTF_8);
     }
 
-    Run handover(int hop, String from, String to, int timeoutS) throws Exception {
-        Run r = new Started(hop, from, to, timeoutS).end(Duration.ofSeconds(300));
-        say("hop " + hop + ": gate-proxy handover --timeout " + timeoutS + " exited " + r.exit + " after " + r.ms
+    Run handover(int hop, String from, String to, int timeoutS, String... extra) throws Exception {
+        Run r = new Started(hop, from, to, timeoutS, extra).end(Duration.ofSeconds(300));
+        say("hop " + hop + ": gate-proxy handover --timeout " + timeoutS
+                + (extra.length == 0 ? "" : " " + String.join(" ", extra)) + " exited " + r.exit + " after " + r.ms
                 + " ms" + (r.exit == 0 ? ": " + r.line : ": " + r.firstErr));
         return r;
     }
@@ -310,6 +342,8 @@ public final class Faults {
             o.awaitFd(to, "lifecycleState CREATED", Duration.ofSeconds(30),
                     f -> f != null && "CREATED".equals(Orchestrated.lifecycle(f)));
             int sp0 = op.savepointsTaken(from);
+            wantTaken = 1;
+            newFrom = null;
             // Each colour's FlinkDeployment has one name in every hop: the
             // pair's first cutoff is this hop's, not that of two hops ago.
             o.maps.get(k).firstCutoff.remove(from + ">" + to);
@@ -320,9 +354,15 @@ public final class Faults {
             case 3: line = stalePath(hop, from, to); break;
             case 4: line = slow(hop, from, to, sp0); break;
             case 5: line = conflict(hop, from, to); break;
-            default: line = outage(hop, from, to, neu); break;
+            case 6: line = outage(hop, from, to, neu); break;
+            case 7: line = drain(hop, from, to, sp0); break;
+            case 8: line = noopAfterError(hop, from, to, "stop-timeout"); break;
+            case 9: line = noopAfterError(hop, from, to, "snapshot-create-fail"); break;
+            case 10: line = failBeforeSuspend(hop, from, to); break;
+            case 11: line = snapshotsOff(hop, from, to); break;
+            default: line = failAfterCheckpoint(hop, from, to); break;
             }
-            o.cutoffs.get(k).add(o.checkHandover(hop, k, from, to, line, sp0));
+            o.cutoffs.get(k).add(o.checkHandover(hop, k, from, to, line, sp0, wantTaken, newFrom));
             handovers.add("hop=" + hop + " " + line);
             o.gen.idle.set(false);
             say("hop " + hop + ": " + neu + " owns the traffic");
@@ -516,6 +556,185 @@ public final class Faults {
         String line = done(hop, "outage", handover(hop, from, to, TIMEOUT_S));
         faultLine("apiserver-away", r, "rerun=ok down_s=" + outageS + " stopped_after_ms=" + stoppedMs
                 + " routed_to_" + neu + "_while_down=" + (e1 - e0) + " proxy_alive=" + proxyUp);
+        return line;
+    }
+
+    /** The FlinkStateSnapshots whose job reference is resource NAME. */
+    int snapshotsOf(String name) throws Exception {
+        int n = 0;
+        JsonNode l = o.kube.get("/apis/" + Operator.API + "/namespaces/" + o.ns + "/flinkstatesnapshots");
+        if (l != null)
+            for (JsonNode s : l.path("items"))
+                if (name.equals(s.path("spec").path("jobReference").path("name").asText()))
+                    n++;
+        return n;
+    }
+
+    static String upgradePath(JsonNode fd) {
+        JsonNode p = fd == null ? null : fd.path("status").path("jobStatus").path("upgradeSavepointPath");
+        return p == null || p.isMissingNode() || p.isNull() ? null : p.asText();
+    }
+
+    /** The first run stops: exit 1, its stderr saying each of WANT (at whatever step); the map's step. */
+    String stoppedSaying(int hop, String fault, Run r, String... want) throws Exception {
+        expect(r.exit == 1, "hop " + hop + " " + fault + ": the command exited " + r.exit + ", not 1: "
+                + r.firstErr);
+        for (String w : want)
+            expect(r.says(w), "hop " + hop + " " + fault + ": its stderr does not say \"" + w + "\": " + r.err);
+        return map().get(Orchestrated.STEP);
+    }
+
+    /**
+     * Hop 7: drain-on-savepoint-deletion true in OLD's spec. The command
+     * refuses before anything changes: no cutoff for this hop, the map's
+     * toggle value and stage as they were, OLD still running, no savepoint.
+     * Set to "false", the rerun completes.
+     */
+    String drain(int hop, String from, String to, int sp0) throws Exception {
+        String key = "kubernetes.operator.job.drain-on-savepoint-deletion";
+        mergeSpec(from, "{\"spec\":{\"flinkConfiguration\":{\"" + key + "\":\"true\"}}}");
+        awaitStable(from, Duration.ofSeconds(60));
+        Map<String, String> before = map();
+        Run r = handover(hop, from, to, TIMEOUT_S);
+        Map<String, String> after = map();
+        expect(r.exit == 1 && r.says(key), "hop " + hop + " drain: the command did not refuse naming " + key
+                + ": exit " + r.exit + ": " + r.err);
+        boolean same = true;
+        for (String f : List.of("watermark-toggle-value", "stage", Orchestrated.FROM, Orchestrated.TO,
+                Orchestrated.STEP, Orchestrated.CUTOFF, Orchestrated.SAVEPOINT))
+            same &= java.util.Objects.equals(before.get(f), after.get(f));
+        boolean noCutoff = !o.maps.get(k).firstCutoff.containsKey(from + ">" + to);
+        expect(same && noCutoff, "hop " + hop + " drain: the map changed at the refusal: " + before + " -> "
+                + after + (noCutoff ? "" : "; a cutoff was recorded: " + o.maps.get(k).firstCutoff.get(from + ">" + to)));
+        JsonNode fd = o.kube.get(o.deployments() + "/" + from);
+        JobID j = op.job(from);
+        JobStatus s = j == null ? null : flink.status(j);
+        boolean oldRuns = s == JobStatus.RUNNING && fd != null
+                && "running".equals(fd.path("spec").path("job").path("state").asText())
+                && "RUNNING".equals(fd.path("status").path("jobStatus").path("state").asText());
+        int taken = op.savepointsTaken(from) - sp0;
+        expect(oldRuns && taken == 0, "hop " + hop + " drain: after the refusal the old job is " + s + ", "
+                + (fd == null ? "(gone)" : "spec.job.state " + fd.path("spec").path("job").path("state").asText())
+                + ", savepoints taken " + taken);
+        mergeSpec(from, "{\"spec\":{\"flinkConfiguration\":{\"" + key + "\":\"false\"}}}");
+        awaitStable(from, Duration.ofSeconds(60));
+        String line = done(hop, "drain", handover(hop, from, to, TIMEOUT_S));
+        Boolean drained = op.stopDrained(from);
+        expect(Boolean.FALSE.equals(drained), "hop " + hop + " drain: the rerun's stop drained: " + drained);
+        faultLine("drain", r, "refused_before_cutover=" + (r.exit == 1 && same && noCutoff && oldRuns && taken == 0)
+                + " rerun=ok map_unchanged=" + same + " old_job=" + s + " savepoints_at_refusal=" + taken
+                + " rerun_drained=" + drained);
+        return line;
+    }
+
+    /**
+     * Hops 8, 9: the stop completes in Flink, then the operator fails the
+     * reconcile (FAULT: stop-timeout or snapshot-create-fail, held until
+     * cleared): the command stops with the error. Cleared, the operator
+     * suspends the FINISHED job with NOOP (no UPGRADE FlinkStateSnapshot,
+     * upgradeSavepointPath the stop's savepoint); the rerun accepts it.
+     */
+    String noopAfterError(int hop, String from, String to, String fault) throws Exception {
+        int snaps0 = snapshotsOf(from);
+        op.fault(from, fault + "=120000");
+        Run r = handover(hop, from, to, TIMEOUT_S);
+        String step = stoppedSaying(hop, fault, r, "could not stop");
+        String stop = op.lastStop(from);
+        op.fault(from, null); // and the hold: the operator's next reconcile
+        JsonNode fd = o.awaitFd(from, "SUSPENDED", Duration.ofSeconds(60),
+                f -> f != null && "SUSPENDED".equals(Orchestrated.lifecycle(f)));
+        String upgrade = upgradePath(fd);
+        Run again = handover(hop, from, to, TIMEOUT_S);
+        String line = done(hop, fault, again);
+        expect(again.said("no UPGRADE FlinkStateSnapshot"), "hop " + hop + " " + fault + ": the rerun does not say "
+                + "\"no UPGRADE FlinkStateSnapshot\": " + again.out + again.err);
+        String used = map().get(Orchestrated.SAVEPOINT);
+        boolean exact = stop != null && stop.equals(upgrade) && stop.equals(used);
+        expect(exact, "hop " + hop + " " + fault + ": the new job did not start from the stop's savepoint: stop "
+                + stop + ", OLD's upgradeSavepointPath " + upgrade + ", the map's savepoint " + used);
+        int snaps = snapshotsOf(from) - snaps0;
+        expect(snaps == 0, "hop " + hop + " " + fault + ": " + snaps + " FlinkStateSnapshots of " + from);
+        faultLine(fault, r, "step=" + step + " rerun=ok noop_suspend=true upgrade_snapshots=" + snaps
+                + " new_job_from_the_stops_savepoint=" + exact);
+        return line;
+    }
+
+    /**
+     * Hop 10: OLD's job ends (cancelled) as the suspend arrives; the operator
+     * suspends with NOOP from its latest checkpoint. The command names that
+     * path and stops; the rerun with {@code --savepoint} it completes (the
+     * checkpoint was taken after CLEAR_TO_TEARDOWN: every record before T).
+     */
+    String failBeforeSuspend(int hop, String from, String to) throws Exception {
+        op.fault(from, "fail-before-suspend");
+        Run r = handover(hop, from, to, TIMEOUT_S);
+        String step = stoppedSaying(hop, "fail-before-suspend", r, "no savepoint", "--savepoint");
+        op.fault(from, null);
+        JsonNode fd = o.awaitFd(from, "SUSPENDED", Duration.ofSeconds(60),
+                f -> f != null && "SUSPENDED".equals(Orchestrated.lifecycle(f)));
+        String chk = upgradePath(fd);
+        boolean named = chk != null && chk.contains("/chk-") && r.says(chk);
+        expect(named, "hop " + hop + " fail-before-suspend: OLD's upgradeSavepointPath " + chk
+                + " is no checkpoint, or the command does not name it: " + r.err);
+        String line = done(hop, "fail-before-suspend", handover(hop, from, to, TIMEOUT_S, "--savepoint", chk));
+        Matcher m = Orchestrated.LINE.matcher(line);
+        expect(m.matches() && m.group(4).equals(chk), "hop " + hop + " fail-before-suspend: the new job ran from "
+                + (m.matches() ? m.group(4) : line) + ", not from " + chk);
+        wantTaken = 0; // no stop: the job had ended
+        faultLine("fail-before-suspend", r, "step=" + step + " old_job=CANCELED named_checkpoint=" + named
+                + " rerun=ok --savepoint=" + chk.replaceAll(".*/(chk-\\d+)$", "$1"));
+        return line;
+    }
+
+    /** Hop 11: snapshot resources off operator-wide: savepointInfo.lastSavepoint, the first run completes. */
+    String snapshotsOff(int hop, String from, String to) throws Exception {
+        int snaps0 = snapshotsOf(from);
+        op.snapshotResourcesOff(true);
+        Run r;
+        try {
+            r = handover(hop, from, to, TIMEOUT_S);
+        } finally {
+            op.snapshotResourcesOff(false);
+        }
+        expect(r.exit == 0, "hop " + hop + " snapshots-off: the command exited " + r.exit + ": " + r.err);
+        String line = done(hop, "snapshots-off", r);
+        expect(r.said("lastSavepoint"), "hop " + hop + " snapshots-off: the command does not say lastSavepoint: "
+                + r.out + r.err);
+        int snaps = snapshotsOf(from) - snaps0;
+        expect(snaps == 0, "hop " + hop + " snapshots-off: " + snaps + " FlinkStateSnapshots of " + from);
+        faultLine("snapshots-off", r, "rerun=none said_lastSavepoint=" + r.said("lastSavepoint")
+                + " upgrade_snapshots=" + snaps + " run_ms=" + r.ms);
+        return line;
+    }
+
+    /**
+     * Hop 12: NEW fails once it has checkpointed (records at or after T flow
+     * into its topic). The command stops; a user's fix (a new
+     * spec.restartNonce) redeploys NEW from its own latest checkpoint; the
+     * rerun accepts that.
+     */
+    String failAfterCheckpoint(int hop, String from, String to) throws Exception {
+        op.fault(to, "fail-after-checkpoint");
+        Run r = handover(hop, from, to, TIMEOUT_S);
+        String step = stoppedSaying(hop, "fail-after-checkpoint", r, "the new job failed");
+        op.fault(to, null);
+        JsonNode fd = o.awaitFd(to, "FAILED", Duration.ofSeconds(60),
+                f -> f != null && "FAILED".equals(Orchestrated.lifecycle(f)));
+        String chk = upgradePath(fd);
+        String sp = map().get(Orchestrated.SAVEPOINT);
+        mergeSpec(to, "{\"spec\":{\"restartNonce\":" + (System.currentTimeMillis() % 1000000) + "}}");
+        awaitStable(to, Duration.ofSeconds(120));
+        Run again = handover(hop, from, to, TIMEOUT_S);
+        String line = done(hop, "fail-after-checkpoint", again);
+        boolean own = chk != null && chk.contains("/chk-") && !chk.equals(sp);
+        expect(own, "hop " + hop + " fail-after-checkpoint: NEW's upgradeSavepointPath after its failure is " + chk
+                + ", not a checkpoint of its own (the savepoint: " + sp + ")");
+        expect(again.said("its own checkpoint"), "hop " + hop + " fail-after-checkpoint: the rerun does not say "
+                + "\"its own checkpoint\": " + again.out + again.err);
+        newFrom = chk;
+        faultLine("fail-after-checkpoint", r, "step=" + step + " fix=spec.restartNonce redeployed_from="
+                + (chk == null ? "?" : chk.replaceAll(".*/(chk-\\d+)$", "$1")) + " rerun=ok said_its_own_checkpoint="
+                + again.said("its own checkpoint"));
         return line;
     }
 

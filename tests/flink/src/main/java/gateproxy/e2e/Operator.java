@@ -98,11 +98,16 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * {@code snapshot-create-fail=MS} (the stop completes, creating the UPGRADE
  * FlinkStateSnapshot fails: status.error a ReconciliationException of a
  * KubernetesClientException, held MS; then the NOOP suspend from the stop's
- * savepoint), {@code fail-before-suspend} (the job fails as the suspend
- * arrives: NOOP from its last checkpoint), {@code fail-after-checkpoint}
- * (once the job has completed a checkpoint it fails: FAILED, with that
- * checkpoint as upgradeSavepointPath; a fix redeploys from it). The last
- * two need records flowing into the job's source ({@link Jobs#failNext}).
+ * savepoint), {@code fail-before-suspend} (as the suspend arrives the job
+ * is cancelled in the MiniCluster, CANCELED for good without a record
+ * flowing: NOOP from its latest checkpoint, retained on cancellation),
+ * {@code fail-after-checkpoint} (once the job has completed a checkpoint of
+ * its own it fails: FAILED, with that checkpoint as upgradeSavepointPath; a
+ * fix redeploys from it; set before a deploy, the job fails before it is
+ * ever STABLE, as one the operator's next observe finds failed). The last one needs records flowing into the job's
+ * source ({@link Jobs#failNext}). Clearing a resource's faults
+ * ({@link #fault(String, String)} with null) also ends the hold of a failed
+ * reconcile ({@code stop-timeout=MS}, {@code snapshot-create-fail=MS}).
  *
  * <p>What it follows of the real operator's source
  * (apache/flink-kubernetes-operator, release-1.15.0; {@code op/} =
@@ -147,7 +152,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * savepointInfo.lastSavepoint (location, timeStamp, triggerType UPGRADE,
  * formatType) [op/reconciler/deployment/AbstractJobReconciler.java:437-469;
  * api/status/SavepointInfo.java:89-103].</li>
- * <li>A suspend of a job already globally terminal: SuspendMode NOOP
+ * <li>A suspend of a job already globally terminal (FAILED, CANCELED or
+ * FINISHED: ReconciliationUtils.isJobInTerminalState, op/reconciler/
+ * ReconciliationUtils.java:369-372; a CANCELED one uses the status path at
+ * once, AbstractJobReconciler.java:308-318; ReconciliationUtils.java:
+ * 378-380): SuspendMode NOOP
  * [AbstractJobReconciler.java:181-188,225-235,684-691], after the observer
  * recorded the job's state and its latest checkpoint or savepoint
  * [op/observer/SnapshotObserver.java:91-94,453-469; op/service/
@@ -484,6 +493,8 @@ public final class Operator implements AutoCloseable {
     volatile boolean snapshotResourcesForcedOff;
     /** Each stop-with-savepoint: resource name -> whether it drained (the last one per name). */
     final Map<String, Boolean> stopDrained = new ConcurrentHashMap<>();
+    /** Each stop-with-savepoint: resource name -> its savepoint (the last one per name). */
+    final Map<String, String> lastStop = new ConcurrentHashMap<>();
     /** The resources with the {@code conflict} fault: name -> milliseconds between bumps; when each is due next. */
     final Map<String, Long> conflicted = new ConcurrentHashMap<>(), bumpDue = new ConcurrentHashMap<>();
     final AtomicLong bumps = new AtomicLong();
@@ -555,12 +566,25 @@ public final class Operator implements AutoCloseable {
         return this;
     }
 
-    /** Sets the faults of resource NAME from the harness (as the annotation would); null or "" clears them. */
+    /**
+     * Sets the faults of resource NAME from the harness (as the annotation
+     * would); null or "" clears them, and the hold of a failed reconcile
+     * (the next poll reconciles it, as a retry would).
+     */
     public void fault(String name, String faults) {
-        if (faults == null || faults.isEmpty())
+        if (faults == null || faults.isEmpty()) {
             harnessFaults.remove(name);
-        else
+            Res r = known.get(name);
+            if (r != null)
+                r.notBefore = 0;
+        } else {
             harnessFaults.put(name, faults);
+        }
+    }
+
+    /** The savepoint of the last stop-with-savepoint of resource NAME (also one the operator then failed to record). */
+    public String lastStop(String name) {
+        return lastStop.get(name);
     }
 
     /** Stop-with-savepoints this stand-in has completed for resources named NAME, since it started. */
@@ -903,6 +927,25 @@ public final class Operator implements AutoCloseable {
             failed(r, st, "the job did not start: " + e.getMessage());
             return;
         }
+        if (f.containsKey("fail-after-checkpoint") && r.faulted.add(id)) {
+            // The job runs, completes a checkpoint of its own and fails
+            // before the operator next observes it (its progress check,
+            // kubernetes.operator.observer.progress-check.interval, 10 s by
+            // default: KubernetesOperatorConfigOptions.java:85-90), so it is
+            // never STABLE: the observer then finds it FAILED and records
+            // its latest checkpoint (SnapshotObserver.java:91-94,453-469).
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (flink.latestCompleted(id) == null && System.nanoTime() < end)
+                Thread.sleep(100);
+            failJob(r, spec, id, "fail-after-checkpoint");
+            r.job = null;
+            r.lastJob = id;
+            String latest = flink.latestCheckpoint(id);
+            if (latest != null)
+                js.put("upgradeSavepointPath", latest);
+            failed(r, st, "the job ended " + flink.status(id) + ": " + firstLine(flink.cause(id)));
+            return;
+        }
         slow(f);
         st.put("jobManagerDeploymentStatus", "READY");
         js.put("state", "RUNNING");
@@ -1008,8 +1051,18 @@ public final class Operator implements AutoCloseable {
         }
         JobID id = r.job;
         if (id != null && f.containsKey("fail-before-suspend") && r.faulted.add(id)
-                && flink.status(id) == JobStatus.RUNNING)
-            failJob(r, spec, id, "fail-before-suspend");
+                && flink.status(id) == JobStatus.RUNNING) {
+            // The job ends for good as the suspend arrives, with no record
+            // needed (after CLEAR_TO_TEARDOWN none flows into OLD's topic):
+            // cancelled, CANCELED, globally terminal as FAILED is; the
+            // operator's suspend treats both alike (NOOP from the status
+            // path: ReconciliationUtils.java:369-380, AbstractJobReconciler.
+            // java:225-235,308-318), and the job keeps its checkpoints on
+            // cancellation (RETAIN_ON_CANCELLATION, FlinkConfigBuilder.java:
+            // 168-171; jobConf).
+            flink.cancel(id);
+            note(r.name + ": fail-before-suspend fault: job " + id + " " + flink.status(id));
+        }
         if (id != null && flink.status(id).isGloballyTerminalState()) {
             noopSuspend(r, item, st, id);
             return;
@@ -1066,6 +1119,7 @@ public final class Operator implements AutoCloseable {
                 return;
             }
             stopDrained.put(r.name, drain);
+            lastStop.put(r.name, path);
             savepoints.computeIfAbsent(r.name, k -> new AtomicInteger()).incrementAndGet();
             if (f.containsKey("stop-timeout")) {
                 // The savepoint completed and the job FINISHED, but the
@@ -1283,7 +1337,8 @@ public final class Operator implements AutoCloseable {
      * FAILED, and the observer records its latest checkpoint as
      * upgradeSavepointPath (SnapshotObserver.java:91-94,453-469), which a
      * fix then redeploys from. The {@code fail-after-checkpoint} fault fails
-     * the job once it has completed a checkpoint.
+     * the job once it has completed a checkpoint of its own (not the
+     * savepoint it was restored from).
      */
     void observe(Res r, JsonNode item, ObjectNode st, Map<String, String> f) throws Exception {
         JobID id = r.job;
@@ -1291,7 +1346,7 @@ public final class Operator implements AutoCloseable {
             return;
         JobStatus s = flink.status(id);
         if (s == JobStatus.RUNNING && f.containsKey("fail-after-checkpoint") && !r.faulted.contains(id)
-                && flink.latestCheckpoint(id) != null) {
+                && flink.latestCompleted(id) != null) {
             r.faulted.add(id);
             failJob(r, item == null ? null : item.path("spec"), id, "fail-after-checkpoint");
             s = flink.status(id);

@@ -601,6 +601,17 @@ public final class Orchestrated {
      */
     long checkHandover(int hop, Jobs.Kind k, String from, String to, String line, int savepointsBefore)
             throws Exception {
+        return checkHandover(hop, k, from, to, line, savepointsBefore, 1, null);
+    }
+
+    /**
+     * As above, with TAKEN savepoints of OLD by the stand-in (0 when OLD's
+     * job ended before the suspend: no stop), and NEW running from NEW_FROM
+     * (null: the final line's savepoint; else a path NEW was redeployed
+     * from after it failed, its own checkpoint).
+     */
+    long checkHandover(int hop, Jobs.Kind k, String from, String to, String line, int savepointsBefore,
+                       int wantTaken, String newFrom) throws Exception {
         Matcher m = LINE.matcher(line);
         String who = "hop " + hop + " " + k.tag() + ": ";
         if (!m.matches() || !m.group(1).equals(from) || !m.group(2).equals(to))
@@ -621,14 +632,15 @@ public final class Orchestrated {
         if (!"RUNNING".equals(st.get("stage")))
             problems.add(who + "stage " + st.get("stage") + " after the command, not RUNNING");
         int taken = op.savepointsTaken(from) - savepointsBefore;
-        if (taken != 1)
-            problems.add(who + "the stand-in took " + taken + " savepoints of " + from + ", not exactly one");
+        if (taken != wantTaken)
+            problems.add(who + "the stand-in took " + taken + " savepoints of " + from + ", not " + wantTaken);
         awaitFd(from, "deletion", Duration.ofSeconds(15), o -> o == null);
         JsonNode neu = kube.get(deployments() + "/" + to);
         JsonNode js = neu == null ? null : neu.path("status").path("jobStatus");
+        String runsFrom = newFrom == null ? sp : newFrom;
         if (js == null || !"STABLE".equals(lifecycle(neu)) || !"RUNNING".equals(js.path("state").asText())
-                || !sp.equals(js.path("upgradeSavepointPath").asText()))
-            problems.add(who + to + " is not STABLE/RUNNING from " + sp + ": "
+                || !runsFrom.equals(js.path("upgradeSavepointPath").asText()))
+            problems.add(who + to + " is not STABLE/RUNNING from " + runsFrom + ": "
                     + (neu == null ? "(gone)" : neu.path("status")));
         return t;
     }
