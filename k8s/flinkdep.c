@@ -16,22 +16,26 @@
 
 /* ---- the documents -------------------------------------------------------- */
 
-const char *gp_flinkdep_str(const cJSON *j, ...) {
-        va_list ap;
+/* The item at the path of object keys in ap (NULL-terminated), or NULL. */
+static const cJSON *walk(const cJSON *j, va_list ap) {
         const char *key;
-        va_start(ap, j);
         while (j && (key = va_arg(ap, const char *)))
                 j = cJSON_GetObjectItemCaseSensitive(j, key);
+        return j;
+}
+
+const char *gp_flinkdep_str(const cJSON *j, ...) {
+        va_list ap;
+        va_start(ap, j);
+        j = walk(j, ap);
         va_end(ap);
         return cJSON_IsString(j) && j->valuestring ? j->valuestring : "";
 }
 
 int64_t gp_flinkdep_num(const cJSON *j, ...) {
         va_list ap;
-        const char *key;
         va_start(ap, j);
-        while (j && (key = va_arg(ap, const char *)))
-                j = cJSON_GetObjectItemCaseSensitive(j, key);
+        j = walk(j, ap);
         va_end(ap);
         return cJSON_IsNumber(j) ? (int64_t)j->valuedouble : -1;
 }

@@ -8,16 +8,6 @@
 
 #include "k8s/wire.h"
 
-/* An event line that cannot be used: GP_ERR_INVALID. */
-__attribute__((format(printf, 2, 3))) static gp_errcode_t seterr(gp_err_t *err,
-                                                                 const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        gp_err_vset(err, GP_ERR_INVALID, fmt, ap);
-        va_end(ap);
-        return GP_ERR_INVALID;
-}
-
 static const char *const ev_names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
 
 const char *gp_k8s_ev_name(gp_k8s_ev_type_t t) {
@@ -49,22 +39,25 @@ gp_errcode_t gp_k8s_event_parse(const char *line, size_t len, gp_k8s_event_t *ev
         gp_errcode_t rc = GP_ERR_INVALID;
         memset(ev, 0, sizeof(*ev));
         if (len > GP_K8S_MAX_EVENT)
-                return seterr(err, "watch event of %zu bytes is too large", len);
+                return gp_err_set(err, GP_ERR_INVALID, "watch event of %zu bytes is too large",
+                                  len);
         if (!(doc = cJSON_ParseWithLengthOpts(line, len, &end, 0)))
-                return seterr(err, "watch event: not JSON (syntax error at byte %zu)",
-                              end && end >= line && end <= line + len ? (size_t)(end - line)
-                                                                      : (size_t)0);
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "watch event: not JSON (syntax error at byte %zu)",
+                                  end && end >= line && end <= line + len
+                                          ? (size_t)(end - line)
+                                          : (size_t)0);
         while (end && end < line + len && (*end == ' ' || *end == '\t' || *end == '\r'))
                 end++;
         if (end && end < line + len) {
-                rc = seterr(err, "watch event: trailing data at byte %zu",
-                            (size_t)(end - line));
+                rc = gp_err_set(err, GP_ERR_INVALID, "watch event: trailing data at byte %zu",
+                                (size_t)(end - line));
                 goto out;
         }
         type = cJSON_GetObjectItemCaseSensitive(doc, "type");
         obj = cJSON_GetObjectItemCaseSensitive(doc, "object");
         if (!cJSON_IsObject(doc) || !cJSON_IsString(type)) {
-                rc = seterr(err, "watch event: no \"type\"");
+                rc = gp_err_set(err, GP_ERR_INVALID, "watch event: no \"type\"");
                 goto out;
         }
         size_t t;
@@ -74,12 +67,14 @@ gp_errcode_t gp_k8s_event_parse(const char *line, size_t len, gp_k8s_event_t *ev
         if (t == sizeof(ev_names) / sizeof(ev_names[0])) {
                 char shown[40];
                 printable(type->valuestring, strlen(type->valuestring), shown, sizeof(shown));
-                rc = seterr(err, "watch event: unknown type \"%s\"", shown);
+                rc = gp_err_set(err, GP_ERR_INVALID, "watch event: unknown type \"%s\"",
+                                shown);
                 goto out;
         }
         ev->type = (gp_k8s_ev_type_t)t;
         if (!cJSON_IsObject(obj)) {
-                rc = seterr(err, "watch event %s: no \"object\"", ev_names[t]);
+                rc = gp_err_set(err, GP_ERR_INVALID, "watch event %s: no \"object\"",
+                                ev_names[t]);
                 goto out;
         }
         if (ev->type == GP_K8S_EV_ERROR) {
@@ -103,7 +98,8 @@ gp_errcode_t gp_k8s_event_parse(const char *line, size_t len, gp_k8s_event_t *ev
         cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
         if (ev->type != GP_K8S_EV_BOOKMARK && kind &&
             (!cJSON_IsString(kind) || strcmp(kind->valuestring, "ConfigMap"))) {
-                rc = seterr(err, "watch event %s: object is not a ConfigMap", ev_names[t]);
+                rc = gp_err_set(err, GP_ERR_INVALID,
+                                "watch event %s: object is not a ConfigMap", ev_names[t]);
                 goto out;
         }
         md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
@@ -111,8 +107,9 @@ gp_errcode_t gp_k8s_event_parse(const char *line, size_t len, gp_k8s_event_t *ev
                                 : NULL;
         if (!cJSON_IsString(rv) || !rv->valuestring[0] ||
             strlen(rv->valuestring) >= sizeof(ev->rv)) {
-                rc = seterr(err, "watch event %s: no valid metadata.resourceVersion",
-                            ev_names[t]);
+                rc = gp_err_set(err, GP_ERR_INVALID,
+                                "watch event %s: no valid metadata.resourceVersion",
+                                ev_names[t]);
                 goto out;
         }
         snprintf(ev->rv, sizeof(ev->rv), "%s", rv->valuestring);

@@ -16,17 +16,6 @@
 
 #define PIPELINE_MAX 100
 
-/* A value that cannot be used: GP_ERR_INVALID with the reason (no origin,
- * no key: gp_conf_set puts them before it). */
-__attribute__((format(printf, 2, 3))) static gp_errcode_t invalid(gp_err_t *err,
-                                                                  const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        gp_err_vset(err, GP_ERR_INVALID, fmt, ap);
-        va_end(ap);
-        return GP_ERR_INVALID;
-}
-
 static bool is_topic_char(char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                c == '.' || c == '_' || c == '-';
@@ -78,7 +67,8 @@ static gp_errcode_t check_pipeline(const char *v, gp_err_t *err) {
                 if (!is_topic_char(v[i]))
                         n = 0;
         if (n == 0 || n > PIPELINE_MAX)
-                return invalid(err, "expected 1 to 100 characters from A-Z a-z 0-9 . _ -");
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "expected 1 to 100 characters from A-Z a-z 0-9 . _ -");
         return GP_OK;
 }
 
@@ -98,16 +88,18 @@ static gp_errcode_t check_template(const char *v, bool topic, bool topic_chars,
                 } else if (*p == '{') {
                         const char *end = strchr(p, '}');
                         size_t n = end ? (size_t)(end - p) + 1 : strlen(p);
-                        return invalid(err, "unknown placeholder %s; allowed: %s",
-                                       gp_conf_shown(p, n, b, sizeof b),
-                                       topic ? "{topic}, {pipeline}" : "{pipeline}");
+                        return gp_err_set(err, GP_ERR_INVALID,
+                                          "unknown placeholder %s; allowed: %s",
+                                          gp_conf_shown(p, n, b, sizeof b),
+                                          topic ? "{topic}, {pipeline}" : "{pipeline}");
                 } else if (topic_chars ? !is_topic_char(*p)
                                        : ((unsigned char)*p <= 0x20 ||
                                           (unsigned char)*p >= 0x7f)) {
-                        return invalid(err, "'%s' is not allowed; expected %s",
-                                       gp_conf_shown(p, 1, b, sizeof b),
-                                       topic_chars ? "A-Z a-z 0-9 . _ - and placeholders"
-                                                   : "printable characters without spaces");
+                        return gp_err_set(err, GP_ERR_INVALID,
+                                          "'%s' is not allowed; expected %s",
+                                          gp_conf_shown(p, 1, b, sizeof b),
+                                          topic_chars ? "A-Z a-z 0-9 . _ - and placeholders"
+                                                      : "printable characters without spaces");
                 } else {
                         p++;
                 }
@@ -121,27 +113,29 @@ static gp_errcode_t check_colour_template(const char *v, gp_err_t *err) {
         if (rc != GP_OK)
                 return rc;
         if (!has_topic)
-                return invalid(err,
-                               "expected a template containing {topic}, e.g. {topic}.blue");
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "expected a template containing {topic}, e.g. {topic}.blue");
         return GP_OK;
 }
 
 static gp_errcode_t check_dlq_template(const char *v, gp_err_t *err) {
         bool has_topic;
         if (strstr(v, "{topic}"))
-                return invalid(err,
-                               "{topic} is not allowed: there is one dead-letter topic per "
-                               "pipeline");
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "{topic} is not allowed: there is one dead-letter topic per "
+                                  "pipeline");
         if (*v == '\0')
-                return invalid(err, "expected a topic name, e.g. {pipeline}.dlq");
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "expected a topic name, e.g. {pipeline}.dlq");
         return check_template(v, false, true, &has_topic, err);
 }
 
 static gp_errcode_t check_id(const char *v, gp_err_t *err) {
         bool has_topic;
         if (*v == '\0')
-                return invalid(err, "expected 1 to 249 printable characters without spaces, "
-                                    "e.g. gate-proxy-{pipeline}");
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "expected 1 to 249 printable characters without spaces, "
+                                  "e.g. gate-proxy-{pipeline}");
         return check_template(v, false, false, &has_topic, err);
 }
 
@@ -151,13 +145,14 @@ static gp_errcode_t check_group(const char *v, gp_err_t *err) {
         for (size_t i = 0; ok && i < n; i++)
                 ok = v[i] > ' ' && v[i] < 0x7f;
         return ok ? GP_OK
-                  : invalid(err, "expected a consumer group id: 1 to 249 printable characters "
-                                 "without spaces");
+                  : gp_err_set(err, GP_ERR_INVALID,
+                               "expected a consumer group id: 1 to 249 printable characters "
+                               "without spaces");
 }
 
 static gp_errcode_t check_path(const char *v, gp_err_t *err) {
         if (*v == '\0')
-                return invalid(err, "expected a file path");
+                return gp_err_set(err, GP_ERR_INVALID, "expected a file path");
         return GP_OK;
 }
 
@@ -169,29 +164,33 @@ static gp_errcode_t check_listen(const char *v, gp_err_t *err) {
         if (!colon || colon == v || !colon[1] ||
             gp_parse_i64(colon + 1, strlen(colon + 1), &port, &perr) || port < 1 ||
             port > 65535)
-                return invalid(err, "expected HOST:PORT, e.g. 0.0.0.0:9464 or "
-                                    "127.0.0.1:9464");
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "expected HOST:PORT, e.g. 0.0.0.0:9464 or "
+                                  "127.0.0.1:9464");
         for (const char *c = v; c < colon; c++)
                 if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
                       (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
-                        return invalid(err, "expected HOST:PORT with an IPv4 address "
-                                            "or a host name, e.g. 0.0.0.0:9464");
+                        return gp_err_set(err, GP_ERR_INVALID,
+                                          "expected HOST:PORT with an IPv4 address "
+                                          "or a host name, e.g. 0.0.0.0:9464");
         return GP_OK;
 }
 
 static gp_errcode_t check_configmap_name(const char *v, gp_err_t *err) {
         if (!gp_k8s_name_ok(v))
-                return invalid(
-                        err, "expected a ConfigMap name: lower-case letters, digits, '-' and "
-                             "'.', at most 253, e.g. orders-bluegreen-configmap");
+                return gp_err_set(
+                        err, GP_ERR_INVALID,
+                        "expected a ConfigMap name: lower-case letters, digits, '-' and "
+                        "'.', at most 253, e.g. orders-bluegreen-configmap");
         return GP_OK;
 }
 
 static gp_errcode_t check_namespace(const char *v, gp_err_t *err) {
         if (!gp_k8s_namespace_ok(v))
-                return invalid(
-                        err, "expected a namespace name: lower-case letters, digits and '-', "
-                             "at most 63");
+                return gp_err_set(
+                        err, GP_ERR_INVALID,
+                        "expected a namespace name: lower-case letters, digits and '-', "
+                        "at most 63");
         return GP_OK;
 }
 
@@ -200,34 +199,39 @@ static gp_errcode_t check_event_time(const char *v, gp_err_t *err) {
                 return GP_OK;
         if (strncmp(v, "json:", 5) == 0)
                 return v[5] ? GP_OK
-                            : invalid(err, "expected a JSON path after json:, e.g. "
-                                           "json:payload.ts");
+                            : gp_err_set(err, GP_ERR_INVALID,
+                                         "expected a JSON path after json:, e.g. "
+                                         "json:payload.ts");
         if (strncmp(v, "header:", 7) == 0)
                 return v[7] ? GP_OK
-                            : invalid(err, "expected a header name after header:, e.g. "
-                                           "header:event-time");
+                            : gp_err_set(err, GP_ERR_INVALID,
+                                         "expected a header name after header:, e.g. "
+                                         "header:event-time");
         if (strncmp(v, "avro:", 5) == 0) {
                 gp_extract_t x;
                 char why[512];
                 if (gp_extract_compile(&x, v, GP_UNIT_MS, why, sizeof why) != 0)
-                        return invalid(err, "%s", why);
+                        return gp_err_set(err, GP_ERR_INVALID, "%s", why);
                 return GP_OK;
         }
-        return invalid(err, "expected kafka-timestamp, json:PATH, header:NAME or avro:PATH");
+        return gp_err_set(err, GP_ERR_INVALID,
+                          "expected kafka-timestamp, json:PATH, header:NAME or avro:PATH");
 }
 
 static gp_errcode_t check_url(const char *v, gp_err_t *err) {
         if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8))
-                return invalid(err, "expected an http:// or https:// URL, e.g. "
-                                    "http://schema-registry:8081");
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "expected an http:// or https:// URL, e.g. "
+                                  "http://schema-registry:8081");
         if (strchr(v, ' ') || strchr(v, ','))
-                return invalid(err, "expected one URL, without spaces or commas");
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "expected one URL, without spaces or commas");
         return GP_OK;
 }
 
 static gp_errcode_t check_userinfo(const char *v, gp_err_t *err) {
         if (!strchr(v, ':'))
-                return invalid(err, "expected USER:PASSWORD");
+                return gp_err_set(err, GP_ERR_INVALID, "expected USER:PASSWORD");
         return GP_OK;
 }
 
@@ -240,8 +244,9 @@ gp_errcode_t gp_conf_split_topics(const char *raw, char **out, int *n, gp_err_t 
         const char *p = raw;
         *n = 0;
         if (*raw == '\0')
-                return invalid(err, "expected a comma-separated list of topic names, e.g. "
-                                    "orders,payments");
+                return gp_err_set(err, GP_ERR_INVALID,
+                                  "expected a comma-separated list of topic names, e.g. "
+                                  "orders,payments");
         for (;;) {
                 const char *comma = strchr(p, ',');
                 const char *end = comma ? comma : p + strlen(p);
@@ -251,17 +256,20 @@ gp_errcode_t gp_conf_split_topics(const char *raw, char **out, int *n, gp_err_t 
                         end--;
                 size_t len = (size_t)(end - p);
                 if (len == 0)
-                        return invalid(err, "empty topic name in the list");
+                        return gp_err_set(err, GP_ERR_INVALID, "empty topic name in the list");
                 if (!gp_conf_topic_name_ok(p, len))
-                        return invalid(err,
-                                       "\"%s\" is not a valid topic name (1 to 249 characters "
-                                       "from A-Z a-z 0-9 . _ -)",
-                                       gp_conf_shown(p, len, b, sizeof b));
+                        return gp_err_set(
+                                err, GP_ERR_INVALID,
+                                "\"%s\" is not a valid topic name (1 to 249 characters "
+                                "from A-Z a-z 0-9 . _ -)",
+                                gp_conf_shown(p, len, b, sizeof b));
                 for (int i = 0; i < *n; i++)
                         if (lens[i] == len && memcmp(spans[i], p, len) == 0)
-                                return invalid(err, "\"%.*s\" is listed twice", (int)len, p);
+                                return gp_err_set(err, GP_ERR_INVALID,
+                                                  "\"%.*s\" is listed twice", (int)len, p);
                 if (*n == GP_CONF_MAX_TOPICS)
-                        return invalid(err, "more than %d topics", GP_CONF_MAX_TOPICS);
+                        return gp_err_set(err, GP_ERR_INVALID, "more than %d topics",
+                                          GP_CONF_MAX_TOPICS);
                 spans[*n] = p;
                 lens[*n] = len;
                 if (out && !(out[*n] = strndup(p, len)))
