@@ -99,13 +99,14 @@ users:
   user:
     tokenFile: $WORK/sa.token
 KC
-sed 's/flinkVersion: v2_0 /flinkVersion: v1_20/' "$DIR/flinkdeployment-blue.yaml" >"$WORK/blue.yaml"
-"$K8S" kubectl --kubeconfig "$WORK/sa.kubeconfig" create -f "$WORK/blue.yaml" >"$WORK/create.out" 2>&1 \
+# The examples as they are written (flinkVersion v2_0, which 1.15's CRD
+# takes).
+"$K8S" kubectl --kubeconfig "$WORK/sa.kubeconfig" create -f "$DIR/flinkdeployment-blue.yaml" >"$WORK/create.out" 2>&1 \
   || fail "creating orders-blue as $SA: $(cat "$WORK/create.out")"
-sed 's/flinkVersion: v2_0 /flinkVersion: v1_20/' "$DIR/flinkdeployment-green.yaml" >"$WORK/green.yaml"
-"$K8S" kubectl --kubeconfig "$WORK/sa.kubeconfig" create --dry-run=server -f "$WORK/green.yaml" \
+"$K8S" kubectl --kubeconfig "$WORK/sa.kubeconfig" create --dry-run=server -f "$DIR/flinkdeployment-green.yaml" \
   >"$WORK/create-green.out" 2>&1 || fail "orders-green (dry run) as $SA: $(cat "$WORK/create-green.out")"
-grep -q "v1_20" "$WORK/blue.yaml" "$WORK/green.yaml" || fail "the examples no longer name flinkVersion v2_0"
+[ "$(kc -n "$NS" get flinkdeployment orders-blue -o jsonpath='{.spec.flinkVersion}')" = v2_0 ] \
+  || fail "orders-blue's flinkVersion was not stored as written"
 [ "$(kc -n "$NS" get flinkdeployment orders-blue -o jsonpath='{.spec.job.upgradeMode}/{.spec.job.state}')" = savepoint/running ] \
   || fail "orders-blue was not stored as written"
 
@@ -158,7 +159,10 @@ refuse "{\"spec\":{\"flinkConfiguration\":{\"$D\":\"true\"}}}" \
   "$D is 'true', not \"false\": the suspend would drain the old job" "drain true"
 refuse "{\"spec\":{\"flinkConfiguration\":{\"$D\":null}}}" \
   "$D is '(unset: the operator's default, which may be true)'" "drain unset"
-refuse "{\"spec\":{\"flinkConfiguration\":{\"$D\":\"false\",\"execution.checkpointing.dir\":null}}}" \
+# Nested and typed, as YAML for operator 1.13+ writes it (the CRD takes it).
+refuse '{"spec":{"flinkConfiguration":{"kubernetes.operator":{"job":{"drain-on-savepoint-deletion":true}}}}}' \
+  "$D is 'true', not \"false\": the suspend would drain the old job" "drain true, nested"
+refuse "{\"spec\":{\"flinkConfiguration\":{\"$D\":\"false\",\"kubernetes.operator\":null,\"execution.checkpointing.dir\":null}}}" \
   "has no execution.checkpointing.dir (or its old name state.checkpoints.dir)" "no checkpoint dir"
 spec_patch '{"spec":{"flinkConfiguration":{"state.checkpoints.dir":"s3://flink-state/orders/checkpoints"}}}'
 set +e
@@ -169,7 +173,7 @@ grep -q "FlinkDeployment $NS/orders-green does not exist" "$WORK/h3.err" \
   || fail "the checkpoint dir by its old name was not taken: $(cat "$WORK/h3.err")"
 
 say "5. --to-file, a stop before T, another pair refused, --abort"
-sed -i 's/state: suspended /state: running   /' "$WORK/green.yaml"
+sed 's/state: suspended /state: running   /' "$DIR/flinkdeployment-green.yaml" >"$WORK/green.yaml"
 set +e
 "$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from orders-blue \
   --to orders-green --to-file "$WORK/green.yaml" --timeout 3 >"$WORK/h3.out" 2>"$WORK/h3.err"; rc=$?

@@ -63,8 +63,40 @@ k8s_write_conf() {
 # waits until both are Established. They come from the operator's API jar
 # (META-INF/fabric8/, the files its Helm chart ships as crds/), which
 # `tests/flink/e2e.sh build` resolves from Maven into .cache/flink/libs.
-# The FlinkDeployment CRD is larger than client-side apply's annotation
-# limit, hence create.
+# Maven Central carries that jar only up to 1.10.0, so the FlinkDeployment
+# schema is brought to the shape of release 1.15.0 by crd_as_1_15 (below)
+# before it is installed. The FlinkDeployment CRD is larger than
+# client-side apply's annotation limit, hence create.
+# crd_as_1_15 FILE: the changes between the 1.10.0 and 1.15.0
+# FlinkDeployment CRDs (helm/flink-kubernetes-operator/crds/ at the two
+# release tags) that gate-proxy and its tests meet, made in place:
+# spec.flinkConfiguration takes any YAML (nested, typed values; 1.13+),
+# flinkVersion gains v2_0..v2_2, status gains conditions (the Running
+# condition, 1.15) and lifecycleState gains DELETING and DELETED. The other
+# changes of those releases are in the pod template and the autoscaler.
+crd_as_1_15() {
+  python3 - "$1" <<'PY' || fail "could not bring the FlinkDeployment CRD to 1.15's shape"
+import sys, yaml
+path = sys.argv[1]
+crd = yaml.safe_load(open(path))
+for v in crd["spec"]["versions"]:
+    props = v["schema"]["openAPIV3Schema"]["properties"]
+    spec, status = props["spec"]["properties"], props["status"]["properties"]
+    spec["flinkConfiguration"] = {"x-kubernetes-preserve-unknown-fields": True}
+    for fv in ("v2_0", "v2_1", "v2_2"):
+        if fv not in spec["flinkVersion"]["enum"]:
+            spec["flinkVersion"]["enum"].append(fv)
+    text = {"type": "string"}
+    status["conditions"] = {"type": "array", "items": {"type": "object", "properties": {
+        "lastTransitionTime": text, "message": text, "observedGeneration": {"type": "integer"},
+        "reason": text, "status": text, "type": text}}}
+    states = status["lifecycleState"]["enum"]
+    states.extend(s for s in ("DELETED", "DELETING") if s not in states)
+    states.sort()
+yaml.safe_dump(crd, open(path, "w"), sort_keys=False)
+PY
+}
+
 k8s_flink_crds() {
   local root jar crd
   root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -76,6 +108,7 @@ k8s_flink_crds() {
     python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
       "$jar" "META-INF/fabric8/$crd.flink.apache.org-v1.yml" >"$WORK/$crd.crd.yml" \
       || fail "$jar has no META-INF/fabric8/$crd.flink.apache.org-v1.yml"
+    [ "$crd" = flinkdeployments ] && crd_as_1_15 "$WORK/$crd.crd.yml"
     kc create -f "$WORK/$crd.crd.yml" >/dev/null 2>"$WORK/$crd.crd.err" \
       || grep -q AlreadyExists "$WORK/$crd.crd.err" \
       || fail "kubectl create of the $crd CRD: $(cat "$WORK/$crd.crd.err")"

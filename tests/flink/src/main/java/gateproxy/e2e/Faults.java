@@ -592,7 +592,11 @@ public final class Faults {
      */
     String drain(int hop, String from, String to, int sp0) throws Exception {
         String key = "kubernetes.operator.job.drain-on-savepoint-deletion";
-        mergeSpec(from, "{\"spec\":{\"flinkConfiguration\":{\"" + key + "\":\"true\"}}}");
+        // Into the nested form the resources are written in (a boolean, as
+        // YAML gives it): the merge patch replaces that one value.
+        String nested = "{\"spec\":{\"flinkConfiguration\":{\"kubernetes.operator\":{\"job\":"
+                + "{\"drain-on-savepoint-deletion\":%s}}}}}";
+        mergeSpec(from, String.format(nested, "true"));
         awaitStable(from, Duration.ofSeconds(60));
         Map<String, String> before = map();
         Run r = handover(hop, from, to, TIMEOUT_S);
@@ -616,7 +620,7 @@ public final class Faults {
         expect(oldRuns && taken == 0, "hop " + hop + " drain: after the refusal the old job is " + s + ", "
                 + (fd == null ? "(gone)" : "spec.job.state " + fd.path("spec").path("job").path("state").asText())
                 + ", savepoints taken " + taken);
-        mergeSpec(from, "{\"spec\":{\"flinkConfiguration\":{\"" + key + "\":\"false\"}}}");
+        mergeSpec(from, String.format(nested, "false"));
         awaitStable(from, Duration.ofSeconds(60));
         String line = done(hop, "drain", handover(hop, from, to, TIMEOUT_S));
         Boolean drained = op.stopDrained(from);

@@ -23,6 +23,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -973,14 +974,14 @@ public final class Operator implements AutoCloseable {
                     "savepointTriggerNonce", "checkpointTriggerNonce"));
         }
         if (s.path("flinkConfiguration").isObject()) {
-            ObjectNode c = (ObjectNode) s.path("flinkConfiguration");
-            List<String> drop = new ArrayList<>();
-            c.fieldNames().forEachRemaining(k -> {
-                if (k.startsWith("kubernetes.operator.") || k.startsWith("job.autoscaler.")
-                        || k.equals("parallelism.default"))
-                    drop.add(k);
+            // Compared flattened, so nested and dotted forms of one key are
+            // the same spec (ReflectiveDiffBuilder.java:88-102, asFlatMap).
+            ObjectNode c = s.putObject("flinkConfiguration");
+            flatten(spec.path("flinkConfiguration")).forEach((k, v) -> {
+                if (!k.startsWith("kubernetes.operator.") && !k.startsWith("job.autoscaler.")
+                        && !k.equals("parallelism.default"))
+                    c.put(k, v);
             });
-            c.remove(drop);
         }
         return s;
     }
@@ -1556,7 +1557,36 @@ public final class Operator implements AutoCloseable {
     }
 
     /** The whole status, through /status (merge patch: the fields set to null go). */
+    /**
+     * status.conditions as 1.15 writes them at every reconcile of a
+     * resource in application mode that has a reconciled spec
+     * (FlinkDeploymentController.java:168, FlinkDeploymentStatus.java:81-108,
+     * ConditionsUtils.java:62-69 and 112-124): one condition of type
+     * Running, "True" only while the job is RUNNING, its reason the job
+     * state in CamelCase, its lastTransitionTime kept while its status
+     * stays the same.
+     */
+    static void runningCondition(ObjectNode st) {
+        if (st.path("reconciliationStatus").path("lastReconciledSpec").asText("").isEmpty())
+            return;
+        String state = st.path("jobStatus").path("state").asText("");
+        if (state.isEmpty())
+            return;
+        String status = "RUNNING".equals(state) ? "True" : "False";
+        JsonNode was = null;
+        for (JsonNode c : st.path("conditions"))
+            if ("Running".equals(c.path("type").asText()))
+                was = c;
+        String since = was != null && status.equals(was.path("status").asText())
+                ? was.path("lastTransitionTime").asText() : Instant.now().toString();
+        ArrayNode cs = st.putArray("conditions");
+        cs.addObject().put("type", "Running").put("status", status)
+                .put("reason", state.charAt(0) + state.substring(1).toLowerCase(Locale.ROOT))
+                .put("message", "Job status " + state).put("lastTransitionTime", since);
+    }
+
     void writeStatus(Res r, ObjectNode st, String what) throws IOException {
+        runningCondition(st);
         ObjectNode p = json.createObjectNode();
         p.set("status", st);
         kube.merge(deployments + "/" + r.name + "/status", p);

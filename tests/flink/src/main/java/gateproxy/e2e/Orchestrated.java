@@ -156,27 +156,29 @@ public final class Orchestrated {
         meta.putObject("labels").put("app.kubernetes.io/part-of", run).put("gate-proxy/colour", colour)
                 .put("gate-proxy/job", k.tag());
         ObjectNode spec = o.putObject("spec");
-        spec.put("flinkVersion", "v1_20"); // the 1.10 CRD's enum ends there; the stand-in runs 2.2.1
+        spec.put("flinkVersion", "v2_2"); // the stand-in runs Flink 2.2.1
         spec.put("image", "registry.example/gate-proxy-e2e-jobs:0.1.0");
         spec.put("imagePullPolicy", "IfNotPresent");
         spec.put("serviceAccount", "flink");
         spec.put("mode", "native");
-        // state.savepoints.dir as the operator's examples write it
-        // (file:///...); Flink reports its savepoints there as file:/...
-        // A checkpoint dir too: without one the operator's validator
-        // rejects upgradeMode savepoint (DefaultValidator.java:251-258 in
-        // release-1.15.0; Operator.validationError).
-        spec.putObject("flinkConfiguration")
-                .put("state.savepoints.dir", savepointDir)
-                .put("execution.checkpointing.dir", checkpointDir)
-                .put("execution.checkpointing.interval", "1 s")
-                .put("execution.checkpointing.timeout", "60 s")
-                .put("taskmanager.numberOfTaskSlots", Integer.toString(PARTITIONS))
-                .put("kubernetes.operator.job.upgrade.last-state-fallback.enabled", "false")
-                .put("kubernetes.operator.job.drain-on-savepoint-deletion", "false")
-                .put("kubernetes.operator.savepoint.dispose-on-delete", "false")
-                .put("kubernetes.operator.savepoint.format.type", "CANONICAL")
-                .put("kubernetes.operator.jm-deployment.shutdown-ttl", "5 min");
+        // Nested, with typed values, as YAML is written for operator 1.13+
+        // (the API server keeps it as written; the operator and gate-proxy
+        // read it flattened). state.savepoints.dir as the operator's
+        // examples write it (file:///...); Flink reports its savepoints
+        // there as file:/... A checkpoint dir too: without one the
+        // operator's validator rejects upgradeMode savepoint
+        // (DefaultValidator.java:251-258 in release-1.15.0;
+        // Operator.validationError).
+        ObjectNode conf = spec.putObject("flinkConfiguration");
+        conf.put("state.savepoints.dir", savepointDir);
+        conf.putObject("execution").putObject("checkpointing").put("dir", checkpointDir)
+                .put("interval", "1 s").put("timeout", "60 s");
+        conf.put("taskmanager.numberOfTaskSlots", PARTITIONS);
+        ObjectNode kop = conf.putObject("kubernetes.operator");
+        kop.putObject("job").put("upgrade.last-state-fallback.enabled", false)
+                .put("drain-on-savepoint-deletion", false);
+        kop.putObject("savepoint").put("dispose-on-delete", false).put("format.type", "CANONICAL");
+        kop.put("jm-deployment.shutdown-ttl", "5 min");
         spec.putObject("jobManager").put("replicas", 1).putObject("resource").put("memory", "1024m").put("cpu", 0.5);
         spec.putObject("taskManager").putObject("resource").put("memory", "1536m").put("cpu", 1.0);
         ObjectNode job = spec.putObject("job");

@@ -36,8 +36,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * (operator default under the flattened spec, both names of each dir); B
  * validation; C drain; D legacy savepoint mode (per resource, operator-wide);
  * E SUSPENDED through SuspendMode NOOP (stop-timeout, snapshot-create-fail,
- * fail-before-suspend); F a job that fails after it checkpointed, then fixed.
- * Prints one {@code standin: <case> ok ...} line per check (or
+ * fail-before-suspend); F a job that fails after it checkpointed, then fixed;
+ * G what the API server keeps under 1.15's CRD (nested, typed
+ * flinkConfiguration; status.conditions). Prints one {@code standin: <case> ok ...} line per check (or
  * {@code standin: <case> FAILED ...}); exits 0 only if all held.
  */
 public final class StandinCheck {
@@ -117,7 +118,7 @@ public final class StandinCheck {
         if (fault != null)
             meta.putObject("annotations").put(Operator.FAULT, fault);
         ObjectNode spec = o.putObject("spec");
-        spec.put("flinkVersion", "v1_20");
+        spec.put("flinkVersion", "v2_2");
         spec.put("image", "registry.example/gate-proxy-e2e-jobs:0.1.0");
         spec.put("serviceAccount", "flink");
         ObjectNode fc = spec.putObject("flinkConfiguration");
@@ -279,8 +280,11 @@ public final class StandinCheck {
                 "execution.checkpointing.savepoint-dir", " "), null));
         kube.post(deployments, fd("b3", "running", base, null));
         // C: drained.
-        kube.post(deployments, fd("c", "window", Map.of("execution.checkpointing.dir", cpDir,
-                "kubernetes.operator.job.drain-on-savepoint-deletion", "true"), null));
+        // C: drained, the setting written nested and typed (YAML for 1.13+).
+        ObjectNode fdC = fd("c", "window", Map.of("execution.checkpointing.dir", cpDir), null);
+        ((ObjectNode) fdC.path("spec").path("flinkConfiguration")).putObject("kubernetes.operator")
+                .putObject("job").put("drain-on-savepoint-deletion", true);
+        kube.post(deployments, fdC);
         // D: snapshot resources off for this resource; d2: operator-wide, later.
         kube.post(deployments, fd("d1", "running", Map.of("execution.checkpointing.dir", cpDir,
                 "kubernetes.operator.snapshot.resource.enabled", "false"), null));
@@ -296,6 +300,7 @@ public final class StandinCheck {
         for (String c : List.of("a", "b3", "c", "d1", "d2", "e1", "e2", "e3"))
             await(c, "STABLE and RUNNING", 120, this::stable);
         say("the valid resources run");
+        checkG();
 
         // A and C: the same records into one window of each window job,
         // which no watermark closes; read (committed) before the suspend.
@@ -409,6 +414,25 @@ public final class StandinCheck {
         check("e3", failed, "the job did not end CANCELED (cancelled as the suspend arrived): " + op.events());
         ok("E", "fail-before-suspend: " + name("e3") + " job CANCELED in Flink (globally terminal, as FAILED), lifecycleState=SUSPENDED jobStatus.state="
                 + jobState(o) + " upgradeSavepointPath=" + p + " (its last checkpoint) snapshots=0 stops=0");
+    }
+
+    /**
+     * G: the API server holds what 1.15's CRD lets it hold: nested, typed
+     * flinkConfiguration as written, flinkVersion v2_2, and the Running
+     * condition the stand-in writes (pruned or refused by the 1.10 CRD).
+     */
+    void checkG() throws Exception {
+        JsonNode o = get("c"), a = get("a");
+        JsonNode drain = o.path("spec").path("flinkConfiguration").path("kubernetes.operator").path("job")
+                .path("drain-on-savepoint-deletion");
+        JsonNode cond = a.path("status").path("conditions");
+        check("G", drain.isBoolean() && drain.asBoolean() && "v2_2".equals(text(o.path("spec").path("flinkVersion")))
+                && cond.size() == 1 && "Running".equals(text(cond.get(0).path("type")))
+                && "True".equals(text(cond.get(0).path("status")))
+                && "Running".equals(text(cond.get(0).path("reason"))),
+                "c spec " + o.path("spec").path("flinkConfiguration") + ", a conditions " + cond);
+        ok("G", "the API server kept " + name("c") + "'s nested flinkConfiguration (drain-on-savepoint-deletion: "
+                + drain + ", a boolean) and " + name("a") + "'s status.conditions " + cond);
     }
 
     void checkA() throws Exception {
