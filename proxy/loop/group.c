@@ -54,7 +54,8 @@ gp_errcode_t gp_group_subscribe(gp_proxy_t *p, gp_err_t *err) {
         rd_kafka_resp_err_t e = rd_kafka_subscribe(p->cons, l);
         rd_kafka_topic_partition_list_destroy(l);
         if (e)
-                return gp_err_set(err, GP_ERR_KAFKA, "subscribing to the source topics as group %s: %s",
+                return gp_err_set(err, GP_ERR_KAFKA,
+                                  "subscribing to the source topics as group %s: %s",
                                   p->conf->group_id, rd_kafka_err2str(e));
         return GP_OK;
 }
@@ -121,7 +122,8 @@ static void end_window(gp_proxy_t *p, bool lost, rd_kafka_topic_partition_list_t
                 r = gp_delivery_abort(p);
                 p->rb_rewound = true;
                 if (lost)
-                        gp_warn("assignment lost (the group moved on without this member): the "
+                        gp_warn("assignment lost (the group moved on without this member): "
+                                "the "
                                 "open transaction is aborted, nothing of it committed");
         }
         if (r == GP_TX_FATAL)
@@ -192,15 +194,16 @@ static rd_kafka_resp_err_t committed(gp_proxy_t *p, rd_kafka_topic_partition_lis
                         return e;
                 gp_warn("reading the committed offsets of %d partition(s) of group %s: %s "
                         "(%d of %d)",
-                        l->cnt, p->conf->group_id, rd_kafka_err2str(e), i + 1, COMMITTED_TRIES);
+                        l->cnt, p->conf->group_id, rd_kafka_err2str(e), i + 1,
+                        COMMITTED_TRIES);
         }
         return e;
 }
 
 /* Takes the decisions of one committed line into g. -1: a conflict or a
  * line that is no checkpoint (fail() called). */
-static int adopt(gp_proxy_t *p, gp_gate_t *g, bool *known, const rd_kafka_topic_partition_t *tp,
-                 gp_part_t *part) {
+static int adopt(gp_proxy_t *p, gp_gate_t *g, bool *known,
+                 const rd_kafka_topic_partition_t *tp, gp_part_t *part) {
         gp_gate_t line;
         gp_part_t scratch;
         char why[300];
@@ -239,9 +242,10 @@ static int adopt_all(gp_proxy_t *p, gp_gate_t *g, bool *known, bool *history) {
         int rc = 0;
         rd_kafka_resp_err_t e = committed(p, all);
         if (e) {
-                gp_error("reading the committed checkpoints of group %s: %s; exiting (code %d) "
-                         "for a restart",
-                         p->conf->group_id, rd_kafka_err2str(e), GP_EXIT_FATAL);
+                gp_error(
+                        "reading the committed checkpoints of group %s: %s; exiting (code %d) "
+                        "for a restart",
+                        p->conf->group_id, rd_kafka_err2str(e), GP_EXIT_FATAL);
                 fail(p, GP_EXIT_FATAL);
                 rc = -1;
         }
@@ -352,6 +356,9 @@ static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
         }
         free(parts_st);
 
+        for (int i = 0; i < l->cnt; i++)
+                gp_debug("assigning %s/%d at offset %" PRId64, l->elems[i].topic,
+                         l->elems[i].partition, l->elems[i].offset);
         rd_kafka_error_t *ae = rd_kafka_incremental_assign(p->cons, l);
         if (ae) {
                 gp_error("incremental assign of %d partition(s): %s; exiting (code %d) for a "
@@ -409,6 +416,7 @@ void gp_group_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                         rd_kafka_topic_partition_list_t *parts, void *opaque) {
         gp_proxy_t *p = opaque;
         (void)rk;
+        p->assigned = true;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS)
                 on_assign(p, parts);
         else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)

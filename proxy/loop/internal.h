@@ -135,6 +135,7 @@ struct gp_proxy {
         bool group;
         bool gate_known; /* gate holds committed decisions (false while nothing is owned) */
         bool closing;    /* the consumer is closing: a rebalance only unassigns */
+        bool assigned;   /* the group has given an assignment (maybe empty) */
         bool rb_ended;   /* a rebalance committed or aborted the open window */
         bool rb_rewound; /* ... and rewound: the batch being read is dropped */
         int rb_exit;     /* a rebalance failed: the exit code, 0: none */

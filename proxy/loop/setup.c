@@ -259,6 +259,23 @@ void gp_proxy_destroy(gp_proxy_t *p) {
                  * causes only unassigns (the last window is committed, or
                  * was never to be). */
                 p->closing = true;
+                /* librdkafka before 2.3.0 trips an assertion when a
+                 * cooperative-sticky consumer is destroyed before its first
+                 * assignment (confluentinc/librdkafka#4381, the assignor's
+                 * state is NULL): a member stopped that early waits for
+                 * it (the group's rebalance, bounded by the session
+                 * timeout of a member that died before it). */
+                if (p->group && !p->assigned && rd_kafka_version() < 0x020300ff) {
+                        gp_info("waiting for the group's first assignment before leaving the "
+                                "group (librdkafka %s, #4381)",
+                                rd_kafka_version_str());
+                        int64_t end = gp_mono_ms() + GP_GROUP_SESSION_TIMEOUT_MS + 15000;
+                        while (!p->assigned && gp_mono_ms() < end) {
+                                rd_kafka_message_t *m = rd_kafka_consumer_poll(p->cons, 100);
+                                if (m)
+                                        rd_kafka_message_destroy(m);
+                        }
+                }
                 rd_kafka_consumer_close(p->cons);
                 rd_kafka_destroy(p->cons);
         }
