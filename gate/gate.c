@@ -421,3 +421,42 @@ bool gp_gate_publication(const gp_gate_t *g, const gp_control_t *c, gp_publish_t
                 return false;
         }
 }
+
+/* The order of a transition's phases; -1 outside one. */
+static int transition_rank(gp_phase_t p) {
+        return p == GP_PHASE_WAITING  ? 0
+               : p == GP_PHASE_SPLIT  ? 1
+               : p == GP_PHASE_CLOSED ? 2
+                                      : -1;
+}
+
+int gp_gate_adopt(gp_gate_t *g, const gp_gate_t *line, char *err, size_t errlen) {
+        int rg = transition_rank(g->phase), rl = transition_rank(line->phase);
+        int64_t seq = g->seq > line->seq ? g->seq : line->seq;
+        int changed = 0;
+        if (rg >= 0 && rl >= 0 && g->old_c == line->old_c && g->new_c == line->new_c) {
+                if (g->cutoff != GP_TS_NONE && line->cutoff != GP_TS_NONE &&
+                    g->cutoff != line->cutoff) {
+                        snprintf(err, errlen,
+                                 "two cutoffs for the transition %s -> %s: T=%lld here, "
+                                 "T=%lld committed (seq %lld)",
+                                 gp_colour_name(g->old_c), gp_colour_name(g->new_c),
+                                 (long long)g->cutoff, (long long)line->cutoff,
+                                 (long long)line->seq);
+                        return -1;
+                }
+                if (rl > rg) {
+                        g->phase = line->phase;
+                        g->cutoff = line->cutoff;
+                        g->cutoff_wall = line->cutoff_wall;
+                        changed = 1;
+                }
+        } else if (line->seq > g->seq &&
+                   (g->phase != line->phase || g->old_c != line->old_c ||
+                    g->new_c != line->new_c || g->cutoff != line->cutoff)) {
+                *g = *line;
+                changed = 1;
+        }
+        g->seq = seq;
+        return changed;
+}

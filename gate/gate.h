@@ -140,6 +140,20 @@ typedef struct gp_publish {
 /* Fills out and returns true when the map lacks something g has decided. */
 bool gp_gate_publication(const gp_gate_t *g, const gp_control_t *c, gp_publish_t *out);
 
+/* Takes into g the decisions of a committed checkpoint line's gate
+ * (another partition's, perhaps written by another instance), so that
+ * every partition is routed by one set of decisions (docs/DESIGN.md,
+ * Scale-out):
+ * - the same transition (old and new colour alike, both WAITING, SPLIT or
+ *   CLOSED): the further phase wins (a T chosen, the old side closed);
+ *   two different T are a conflict: -1, g unchanged, the reason in err;
+ * - otherwise (decisions the map drove: a new transition, an abort, a
+ *   first deployment) the higher seq wins.
+ * g->seq becomes the higher of the two (a Lamport clock: a line written
+ * after its writer took another line's decisions has a higher seq).
+ * Returns 1 when the decisions of g changed, 0 when not. */
+int gp_gate_adopt(gp_gate_t *g, const gp_gate_t *line, char *err, size_t errlen);
+
 /* Rounds t up to a multiple of align (>= 1); GP_TS_NONE on overflow. */
 int64_t gp_align_up(int64_t t, int64_t align);
 

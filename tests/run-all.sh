@@ -5,7 +5,8 @@
 # KAFKA_VERSIONS="3.9 4" selects the brokers (default: both).
 # GP_TEST_LABEL=flink runs only the tests with that label (make e2e), and no
 # unit tests. The Kubernetes, registry and Flink tests run on the first
-# broker only; the Flink tests' e2e:/control: lines are printed at the end.
+# broker only; the Flink tests' e2e:/control: lines and integration.scale's
+# scale: lines are printed at the end.
 set -euo pipefail
 build=$(cd "${1:?usage: tests/run-all.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +16,9 @@ label=${GP_TEST_LABEL:-integration}
 failed=0
 export GP_E2E_LINES=$build/e2e-lines.txt
 : >"$GP_E2E_LINES"
+# integration.scale's summary lines (one per broker), repeated at the end
+export GP_SCALE_LINES=$build/scale-lines.txt
+: >"$GP_SCALE_LINES"
 
 if [ "$label" = integration ]; then
   # Fast checks first, and a stop on their failure before any broker,
@@ -58,6 +62,10 @@ for v in $versions; do
   "$broker" stop || true
 done
 
+if [ -s "$GP_SCALE_LINES" ]; then
+  echo "== scale-out (tests/integration/scale.sh)"
+  cat "$GP_SCALE_LINES"
+fi
 if [ -s "$GP_E2E_LINES" ]; then
   echo "== Flink end to end (tests/flink)"
   cat "$GP_E2E_LINES"

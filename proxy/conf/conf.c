@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <librdkafka/rdkafka.h>
 
@@ -570,6 +572,75 @@ out:
         return rc;
 }
 
+/* The value of kafka.KEY or kafka.ROLE.KEY for role, the last one set;
+ * NULL when neither is. */
+static const char *kafka_value(const gp_conf_t *conf, const char *role, const char *key) {
+        const char *v = NULL;
+        size_t rl = strlen(role);
+        for (int i = 0; i < conf->n_kafka; i++) {
+                const char *k = conf->kafka[i].key;
+                if (!strncmp(k, role, rl) && k[rl] == '.')
+                        k += rl + 1;
+                if (!strcmp(k, key))
+                        v = conf->kafka[i].value;
+        }
+        return v;
+}
+
+/* gate.instance from POD_NAME or the host name when empty; with
+ * gate.membership=group the transactional id gets "-<instance>", and
+ * transaction.timeout.ms must stay below session.timeout.ms. */
+static gp_errcode_t derive_instance(gp_conf_t *conf, gp_err_t *err) {
+        char host[256] = "";
+        if (!conf->instance || !conf->instance[0]) {
+                const char *pod = getenv("POD_NAME");
+                if (pod && *pod)
+                        snprintf(host, sizeof host, "%s", pod);
+                else if (gethostname(host, sizeof host - 1))
+                        snprintf(host, sizeof host, "%s", "gate-proxy");
+                host[sizeof host - 1] = '\0';
+                gp_err_t why;
+                if (gp_conf_find_prop("gate.instance")->check(host, &why) != GP_OK)
+                        return bad(err,
+                                   "gate.instance: \"%.60s\" (from %s) cannot be used: %s; "
+                                   "set gate.instance",
+                                   host, pod && *pod ? "POD_NAME" : "the host name", why.msg);
+                char *copy = strdup(host);
+                if (!copy)
+                        return nomem(err);
+                free(conf->instance);
+                conf->instance = copy;
+        }
+        if (conf->membership != GP_MEMBER_GROUP)
+                return GP_OK;
+        if (conf->delivery == GP_DELIVERY_EOS) {
+                size_t n = strlen(conf->transactional_id) + strlen(conf->instance) + 2;
+                if (n - 1 > ID_MAX)
+                        return bad(err,
+                                   "gate.transactional.id: longer than %d characters once "
+                                   "\"-%s\" (gate.instance) is added",
+                                   ID_MAX, conf->instance);
+                char *id = malloc(n);
+                if (!id)
+                        return nomem(err);
+                snprintf(id, n, "%s-%s", conf->transactional_id, conf->instance);
+                free(conf->transactional_id);
+                conf->transactional_id = id;
+        }
+        const char *tto = kafka_value(conf, "producer", "transaction.timeout.ms");
+        const char *sto = kafka_value(conf, "consumer", "session.timeout.ms");
+        long long t = tto ? strtoll(tto, NULL, 10) : GP_GROUP_TXN_TIMEOUT_MS;
+        long long s = sto ? strtoll(sto, NULL, 10) : GP_GROUP_SESSION_TIMEOUT_MS;
+        if (conf->delivery == GP_DELIVERY_EOS && t >= s)
+                return bad(err,
+                           "kafka.transaction.timeout.ms (%lld) must be below "
+                           "kafka.session.timeout.ms (%lld) with gate.membership=group: "
+                           "a crashed instance's open transaction must be aborted before "
+                           "the group hands its partitions on",
+                           t, s);
+        return GP_OK;
+}
+
 gp_errcode_t gp_conf_finalize(gp_conf_t *conf, gp_err_t *err) {
         const gp_conf_kv_t *servers = NULL;
         gp_errcode_t rc;
@@ -695,6 +766,8 @@ gp_errcode_t gp_conf_finalize(gp_conf_t *conf, gp_err_t *err) {
                     GP_OK ||
             (rc = expand_pipeline(conf, &conf->dlq_topic, "gate.dlq.topic", TOPIC_MAX, err)) !=
                     GP_OK)
+                return rc;
+        if ((rc = derive_instance(conf, err)) != GP_OK)
                 return rc;
         if (!gp_conf_topic_name_ok(conf->dlq_topic, strlen(conf->dlq_topic)))
                 return bad(err, "gate.dlq.topic: \"%s\" is not a valid topic name",

@@ -25,6 +25,16 @@ typedef enum { GP_DELIVERY_EOS = 0, GP_DELIVERY_ALO } gp_delivery_t;
 typedef enum { GP_BAD_DLQ = 0, GP_BAD_ROUTE_OLD } gp_bad_policy_t;
 typedef enum { GP_LATE_NEW = 0, GP_LATE_DLQ } gp_late_policy_t;
 typedef enum { GP_START_EARLIEST = 0, GP_START_LATEST } gp_start_t;
+/* gate.membership: assign every partition (no group), or share them as
+ * members of the Kafka consumer group (docs/DESIGN.md, Scale-out). */
+typedef enum { GP_MEMBER_ASSIGN = 0, GP_MEMBER_GROUP } gp_membership_t;
+/* With gate.membership=group, unless kafka.* sets them: the producer's
+ * transaction.timeout.ms stays below the consumer's session.timeout.ms, so
+ * a crashed member's open transaction is aborted by the broker before the
+ * group gives its partitions to another member (whose read of the
+ * committed offsets would otherwise wait for it). */
+#define GP_GROUP_TXN_TIMEOUT_MS     10000
+#define GP_GROUP_SESSION_TIMEOUT_MS 30000
 
 typedef struct gp_conf_kv {
         char *key; /* without the "kafka." prefix */
@@ -36,9 +46,11 @@ typedef struct gp_conf_kv {
 
 typedef struct gp_conf {
         /* identity */
-        char *pipeline;         /* gate.pipeline (required) */
-        char *transactional_id; /* gate.transactional.id, default gate-proxy-{pipeline} */
-        char *group_id;         /* gate.group.id, default gate-proxy-{pipeline} */
+        char *pipeline;             /* gate.pipeline (required) */
+        char *transactional_id;     /* gate.transactional.id, default gate-proxy-{pipeline} */
+        char *group_id;             /* gate.group.id, default gate-proxy-{pipeline} */
+        gp_membership_t membership; /* gate.membership */
+        char *instance; /* gate.instance; "" in the table: POD_NAME, else the host name */
 
         /* topics */
         char *source_topics_raw; /* gate.source.topics (required) */
@@ -142,7 +154,9 @@ gp_errcode_t gp_conf_load_buffer(gp_conf_t *conf, const char *name, const char *
  * exactly one control backend: control.file or control.k8s.configmap).
  * "<key>: <reason>" in err, GP_ERR_INVALID (or GP_ERR_NOMEM). Afterwards
  * transactional_id, group_id and dlq_topic are plain names ({pipeline}
- * expanded); topic_blue and topic_green stay templates for
+ * expanded; with gate.membership=group the transactional id ends in
+ * "-<instance>"), instance is set (from POD_NAME or the host name when
+ * empty); topic_blue and topic_green stay templates for
  * gp_conf_topic_name. */
 gp_errcode_t gp_conf_finalize(gp_conf_t *conf, gp_err_t *err);
 

@@ -21,7 +21,11 @@ static const char *offset_reset(const gp_conf_t *c) {
         return c->source_start == GP_START_LATEST ? "latest" : "earliest";
 }
 
-#define N_FORCED 8 /* the rows before the bounded defaults */
+static const char *assignment_strategy(const gp_conf_t *c) {
+        return c->membership == GP_MEMBER_GROUP ? "cooperative-sticky" : NULL;
+}
+
+#define N_FORCED 9 /* the rows before the bounded defaults */
 
 /* The forced rows first, the refused ones in the order the documents list
  * them; then the bounded defaults (gp_bounded_defaults points at them). */
@@ -47,6 +51,11 @@ const gp_kafka_key_t gp_kafka_keys[] = {
          "set by gate-proxy (false): a topic is created only by gate.topics.create, with "
          "the source's partition count",
          NULL},
+        /* gate.membership=group: a rebalance moves only the partitions that
+         * change owner (incremental assign and unassign). */
+        {"consumer", "partition.assignment.strategy", NULL, GP_KAFKA_FORCED,
+         "set by gate-proxy (cooperative-sticky with gate.membership=group)",
+         assignment_strategy},
         /* Offsets are stored only with the records, in the transaction;
          * not refused (documents and the parser have never listed it), a
          * kafka.* value is overridden. */

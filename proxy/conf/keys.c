@@ -150,6 +150,19 @@ static gp_errcode_t check_group(const char *v, gp_err_t *err) {
                                "without spaces");
 }
 
+/* gate.instance: "" (derived at finalize) or a name that can end a
+ * transactional.id and a log line: [A-Za-z0-9._-], at most 100. */
+static gp_errcode_t check_instance(const char *v, gp_err_t *err) {
+        size_t n = strlen(v);
+        bool ok = n <= PIPELINE_MAX;
+        for (size_t i = 0; ok && i < n; i++)
+                ok = is_topic_char(v[i]);
+        return ok ? GP_OK
+                  : gp_err_set(err, GP_ERR_INVALID,
+                               "expected up to 100 characters from A-Z a-z 0-9 . _ -, or "
+                               "empty for POD_NAME or the host name");
+}
+
 static gp_errcode_t check_path(const char *v, gp_err_t *err) {
         if (*v == '\0')
                 return gp_err_set(err, GP_ERR_INVALID, "expected a file path");
@@ -298,6 +311,7 @@ static const char *const w_late[] = {"new", "dlq", NULL};
 static const char *const w_regfail[] = {"dlq", "exit", NULL};
 static const char *const w_delivery[] = {"exactly-once", "at-least-once", NULL};
 static const char *const w_format[] = {"text", "json", NULL};
+static const char *const w_membership[] = {"assign", "group", NULL};
 static const char *const w_level[] = {"error", "warn", "info", "debug", NULL};
 
 /* The word lists are in the order of the enum values. */
@@ -315,6 +329,9 @@ static void set_late(gp_conf_t *c, int i) {
 }
 static void set_regfail(gp_conf_t *c, int i) {
         c->registry_exit = i == 1;
+}
+static void set_membership(gp_conf_t *c, int i) {
+        c->membership = i == 1 ? GP_MEMBER_GROUP : GP_MEMBER_ASSIGN;
 }
 static void set_delivery(gp_conf_t *c, int i) {
         c->delivery = i == 1 ? GP_DELIVERY_ALO : GP_DELIVERY_EOS;
@@ -350,8 +367,39 @@ const prop_t gp_conf_props[] = {
          FIELD(group_id),
          .desc = "Consumer group that the consumed offsets and the gate checkpoint "
                  "are committed to, inside each transaction. The proxy never joins it "
-                 "(it assigns every partition itself), so the group has no members; "
-                 "{pipeline} is replaced as in gate.transactional.id."},
+                 "with gate.membership=assign (it assigns every partition itself), so "
+                 "the group has no members; with group, every instance of the pipeline "
+                 "is a member of it. {pipeline} is replaced as in "
+                 "gate.transactional.id."},
+        {.name = "gate.membership",
+         .type = PT_ENUM,
+         .def = "assign",
+         .words = w_membership,
+         .set_enum = set_membership,
+         .desc = "How the source partitions are shared. assign: one process reads "
+                 "every partition (no group membership, no rebalance) and runs the "
+                 "whole pipeline. group: any number of instances join gate.group.id "
+                 "as members of Kafka's consumer group (cooperative-sticky assignment) "
+                 "and each routes the partitions the group gives it, with "
+                 "transactional.id = gate.transactional.id-gate.instance. An instance "
+                 "chooses the cutoff T or closes the old side only while it owns "
+                 "every partition of the pipeline; with fewer it stays WAITING (all "
+                 "to the old colour) and says so in gate-proxy.error. A pipeline run "
+                 "with assign can be restarted with group on the same group (stop "
+                 "the assign process first)."},
+        {.name = "gate.instance",
+         .type = PT_STR,
+         .def = "",
+         .check = check_instance,
+         .allowed = "up to 100 of A-Z a-z 0-9 . _ -; empty: POD_NAME or host name",
+         FIELD(instance),
+         .desc = "Name of this instance with gate.membership=group: it ends the "
+                 "transactional.id (gate-proxy-orders-enrich-orders-0), so an instance "
+                 "restarted under the same name aborts its predecessor's open "
+                 "transaction at once, and two live instances of one name fence each "
+                 "other. Keep it stable per replica (a StatefulSet's pod name). Empty "
+                 "(the default) takes the environment variable POD_NAME, else the host "
+                 "name. Unused with assign."},
 
         /* topics */
         {.section = "Topics",

@@ -17,12 +17,25 @@
 #include "proxy/loop/internal.h"
 #include "proxy/base/log.h"
 
+/* The group coordinator refused the offsets of a member whose generation
+ * moved on (KIP-447): the partitions may be another member's now. */
+static bool group_fenced(rd_kafka_resp_err_t c) {
+        return c == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
+               c == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||
+               c == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID ||
+               c == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS;
+}
+
 static gp_txres_t txn_error(const char *what, rd_kafka_error_t *e) {
         if (!e)
                 return GP_TX_OK;
         gp_txres_t r = rd_kafka_error_txn_requires_abort(e) ? GP_TX_ABORT
                        : rd_kafka_error_is_retriable(e)     ? GP_TX_ABORT
                                                             : GP_TX_FATAL;
+        /* Never committed and never gone on with: aborted and rewound;
+         * the rebalance that follows says what this member owns. */
+        if (group_fenced(rd_kafka_error_code(e)))
+                r = GP_TX_ABORT;
         if (rd_kafka_error_is_fatal(e))
                 r = GP_TX_FATAL;
         gp_log(r == GP_TX_FATAL ? GP_LOG_ERROR : GP_LOG_WARN, "%s: %s", what,
@@ -45,7 +58,8 @@ static gp_txres_t txn_error(const char *what, rd_kafka_error_t *e) {
 static bool txn_retry(gp_proxy_t *p, const char *what, rd_kafka_error_t *e, int *tries) {
         gp_proxy_beat(p); /* waiting on Kafka is progress for /livez */
         if (!rd_kafka_error_is_retriable(e) || rd_kafka_error_txn_requires_abort(e) ||
-            rd_kafka_error_is_fatal(e) || ++*tries >= TXN_TRIES)
+            rd_kafka_error_is_fatal(e) || group_fenced(rd_kafka_error_code(e)) ||
+            ++*tries >= TXN_TRIES)
                 return false;
         /* A pause first, growing to 3 s: an error that comes at once
          * (_TRANSPORT while the broker is down) would use up the calls in
@@ -216,6 +230,8 @@ void gp_delivery_committed(gp_proxy_t *p) {
                 for (int i = 0; i < p->topics[t].n; i++) {
                         gp_pslot_t *ps = &p->topics[t].parts[i];
                         ps->done = ps->work;
+                        if (!ps->owned)
+                                continue;
                         for (int d = 0; d < 3; d++)
                                 n[d] += ps->work.st.n[d];
                         late += ps->work.st.late;
@@ -294,7 +310,7 @@ gp_txres_t gp_delivery_abort(gp_proxy_t *p) {
         p->win = (gp_wcount_t){0};
         memset(p->win_dlq, 0, sizeof(p->win_dlq));
         gp_err_t err;
-        if (gp_assign_all(p, &err)) {
+        if (gp_rewind(p, &err)) {
                 /* The consumer would go on past what was aborted: those
                  * records would be lost. A restart reads from the commit. */
                 gp_error("rewinding the consumer after an abort failed: %s; exiting (code %d) "

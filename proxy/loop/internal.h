@@ -6,6 +6,7 @@
  *   setup.c     the clients and threads of gp_proxy_new, and their end
  *   topics.c    source, colour and dead-letter topics; partition discovery
  *   restore.c   assignment, the checkpoint read at start and written per commit
+ *   group.c     gate.membership=group: subscription, the rebalance callback
  *   delivery.c  exactly-once and at-least-once: begin, commit, abort
  *   record.c    one record: event time, route, produce; the dead-letter topic
  *   status.c    status and publication, on their own thread
@@ -50,6 +51,14 @@ typedef struct gp_pslot {
         gp_pstate_t work, done;
         bool hold;
         uint32_t hold_id;
+        /* This process reads the partition: every one with assign; with
+         * group, those the group gave it. Routing, the watermark, the
+         * checkpoint list, the counts, lags and the drain check see only
+         * owned partitions. */
+        bool owned;
+        /* group: owned, but a colour topic lacks the partition: paused,
+         * not read, until discovery finds both colour topics grown. */
+        bool colourless;
 } gp_pslot_t;
 
 typedef struct gp_tslot {
@@ -59,6 +68,7 @@ typedef struct gp_tslot {
         rd_kafka_topic_t *in;     /* the consumer's handle (pointer identity) */
         int n;                    /* partitions assigned */
         int out_n[2];             /* partitions of the colour topics */
+        int placed;               /* partitions whose colour partitions exist (0..placed-1) */
         gp_pslot_t *parts;
         char held[512];      /* why new partitions are held, "" if none */
         int64_t held_logged; /* mono ms of the last log of held */
@@ -121,6 +131,16 @@ struct gp_proxy {
         int64_t txn_begin;       /* gp_mono_ms() when the open window began, -1: none */
         int64_t txn_timeout_ms;  /* the producer's effective transaction.timeout.ms */
 
+        /* gate.membership=group (group.c) */
+        bool group;
+        bool gate_known; /* gate holds committed decisions (false while nothing is owned) */
+        bool closing;    /* the consumer is closing: a rebalance only unassigns */
+        bool assigned;   /* the group has given an assignment (maybe empty) */
+        bool rb_ended;   /* a rebalance committed or aborted the open window */
+        bool rb_rewound; /* ... and rewound: the batch being read is dropped */
+        int rb_exit;     /* a rebalance failed: the exit code, 0: none */
+        char group_note[320]; /* why this instance does not choose T, "" if it may */
+
         pthread_mutex_t lock; /* guards stats, kstats */
         /* The last librdkafka statistics (JSON) of the producer [0] and
          * the consumer [1], with http.listen; freed by rd_kafka_mem_free. */
@@ -139,7 +159,39 @@ gp_errcode_t gp_topics_setup(gp_proxy_t *p, gp_err_t *err);
 gp_errcode_t gp_topics_discover(gp_proxy_t *p, gp_err_t *err);
 gp_tslot_t *gp_topics_slot(gp_proxy_t *p, rd_kafka_topic_t *rkt);
 
+/* group.c (gate.membership=group) */
+/* The rebalance callback (opaque: the proxy): commits (or, the assignment
+ * lost, aborts) the open window before partitions go; reads the committed
+ * offsets and checkpoints of the partitions that come, and takes their
+ * decisions, before they are assigned. */
+void gp_group_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                        rd_kafka_topic_partition_list_t *parts, void *opaque);
+gp_errcode_t gp_group_subscribe(gp_proxy_t *p, gp_err_t *err);
+/* Owned partitions, and whether they are every partition of the pipeline. */
+size_t gp_group_owned(const gp_proxy_t *p);
+bool gp_group_owns_all(const gp_proxy_t *p);
+/* Discovery's part: resumes the colourless partitions now placed. */
+void gp_group_colours_grown(gp_proxy_t *p);
+
+/* topics.c (also) */
+/* group: the group assigned partition n-1 of t: the slot grown to n, and
+ * the growth placed (colour topics big enough) or held, as discovery does
+ * it (logged once, gate-proxy.error). GP_OK unless out of memory or a
+ * failure with assign. */
+gp_errcode_t gp_topics_assigned_beyond(gp_proxy_t *p, gp_tslot_t *t, int n, gp_err_t *err);
+/* The list of owned partitions, or NULL when out of memory. */
+rd_kafka_topic_partition_list_t *gp_topics_owned(gp_proxy_t *p);
+/* pptrs again, over the owned partitions (after a change of ownership). */
+int gp_topics_rebuild(gp_proxy_t *p);
+/* The low or high watermark of a partition, for a start without a
+ * checkpoint. */
+int64_t gp_topics_start_offset(gp_proxy_t *p, const char *topic, int32_t part, bool latest);
+
 /* restore.c */
+/* Back to the committed positions after an abort: with assign,
+ * gp_assign_all; with group, a seek of every owned partition. A failure
+ * is fatal, as for gp_assign_all. */
+gp_errcode_t gp_rewind(gp_proxy_t *p, gp_err_t *err);
 /* Assigns every partition at its committed position (at start, after an
  * abort, after growth). Every failure is fatal to its caller: the consumer
  * is left where it was, so the caller ends the process and a restart goes

@@ -50,7 +50,7 @@ static const char *current_error(const gp_proxy_t *p) {
         for (int i = 0; i < p->n_topics; i++)
                 if (p->topics[i].held[0])
                         return p->topics[i].held;
-        return "";
+        return p->group_note;
 }
 
 /* What a task tells the loop. */
@@ -75,6 +75,8 @@ static void update_lags(gp_proxy_t *p) {
         size_t n = 0;
         for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n && n < p->n_pptrs; i++) {
+                        if (!p->topics[t].parts[i].owned)
+                                continue;
                         int64_t lo = -1, hi = -1, at = p->topics[t].parts[i].done.pos;
                         if (rd_kafka_get_watermark_offsets(p->cons, p->topics[t].name, i, &lo,
                                                            &hi) ||
@@ -147,9 +149,10 @@ static bool drained(gp_proxy_t *p) {
         size_t n = 0;
         for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n; i++)
-                        p->drain_t[n++] =
-                                (gp_drain_target_t){p->topics[t].out_name[old], i,
-                                                    p->topics[t].parts[i].done.wrote[old]};
+                        if (p->topics[t].parts[i].owned)
+                                p->drain_t[n++] = (gp_drain_target_t){
+                                        p->topics[t].out_name[old], i,
+                                        p->topics[t].parts[i].done.wrote[old]};
         return gp_drainer_ask(p->drain, old, p->drain_t, n);
 }
 
@@ -157,6 +160,35 @@ static void refused(gp_proxy_t *p, int reason) {
         pthread_mutex_lock(&p->lock);
         p->stats.refusals[reason]++;
         pthread_mutex_unlock(&p->lock);
+}
+
+/* gate.membership=group: why this instance takes no decision on T or the
+ * close (held: it owns fewer than all partitions of a transition), logged
+ * once per change and shown in gate-proxy.error. */
+static void group_note(gp_proxy_t *p, bool held) {
+        char note[sizeof(p->group_note)] = "";
+        size_t all = 0;
+        for (int t = 0; t < p->n_topics; t++)
+                all += (size_t)p->topics[t].n;
+        if (held && (p->gate.phase == GP_PHASE_WAITING || p->gate.phase == GP_PHASE_SPLIT))
+                snprintf(note, sizeof note,
+                         "%s: this instance owns %zu of %zu partitions; %s needs every "
+                         "partition's watermark, so the cross-instance agreement on T (not "
+                         "built yet); meanwhile %s",
+                         p->gate.phase == GP_PHASE_WAITING ? "T not chosen"
+                                                           : "old side not closed",
+                         p->n_pptrs, all,
+                         p->gate.phase == GP_PHASE_WAITING ? "choosing T" : "closing",
+                         p->gate.phase == GP_PHASE_WAITING
+                                 ? "every record goes to the old colour"
+                                 : "records go by the committed T");
+        if (strcmp(note, p->group_note)) {
+                if (note[0])
+                        gp_warn("%s", note);
+                else if (p->group_note[0])
+                        gp_info("this instance owns every partition again: it may decide");
+                snprintf(p->group_note, sizeof p->group_note, "%s", note);
+        }
 }
 
 /* Task, at every boundary: the control map, the watermark, the gate's
@@ -192,9 +224,29 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
         p->stats.held = held;
         pthread_mutex_unlock(&p->lock);
 
+        gp_control_t own;
+        if (p->group) {
+                /* Nothing owned: no partition to checkpoint a decision in. */
+                if (!p->gate_known || !p->n_pptrs)
+                        return TASK_ON;
+                if (!gp_group_owns_all(p) && ctl->stage == GP_STAGE_TRANSITIONING) {
+                        /* Choosing T and closing rest on every partition's
+                         * watermark: taken only by an instance that owns them
+                         * all (docs/DESIGN.md, Scale-out). The transition
+                         * itself, an abort and a forced close still apply. */
+                        own = *ctl;
+                        own.stage = GP_STAGE_INITIALIZING;
+                        ctl = &own;
+                }
+        }
+
         gp_step_t st;
         gp_gate_t before = p->gate;
-        if (gp_gate_step(&p->gate, p->pptrs, p->n_pptrs, ctl, wv, &p->gconf, now, &st)) {
+        int changed =
+                gp_gate_step(&p->gate, p->pptrs, p->n_pptrs, ctl, wv, &p->gconf, now, &st);
+        if (p->group)
+                group_note(p, ctl == &own);
+        if (changed) {
                 p->need_commit = true;
                 if (st.events & GP_EV_TRANSITION)
                         gp_info("transition %s -> %s requested: routing all to %s until the "
@@ -311,6 +363,7 @@ static task_rc_t run_tasks(gp_proxy_t *p, task_t *tasks, size_t n, task_at_t at)
 static gp_tslot_t *routable(gp_proxy_t *p, const rd_kafka_message_t *m) {
         gp_tslot_t *t;
         if (m->err || !(t = gp_topics_slot(p, m->rkt)) || m->partition >= t->n ||
+            !t->parts[m->partition].owned || t->parts[m->partition].colourless ||
             m->offset < t->parts[m->partition].work.pos || t->parts[m->partition].hold)
                 return NULL;
         return t;
@@ -340,6 +393,37 @@ static gp_txres_t window(gp_proxy_t *p, task_t *tasks, size_t n_tasks,
                         p->queue, (int)(left < GP_WAIT_MS ? left : GP_WAIT_MS), msgs,
                         want < BATCH ? want : BATCH);
                 gp_fetchwake_after(p->wake, msgs, got);
+                if (p->group && (p->rb_ended || p->rb_exit)) {
+                        /* A rebalance inside the read committed or aborted
+                         * the window (group.c). */
+                        if (p->rb_exit)
+                                r = GP_TX_FATAL;
+                        p->rb_ended = false;
+                        *open = false;
+                        {
+                                /* The batch may hold records read before the
+                                 * rebalance (past the committed positions after
+                                 * an abort; of versions librdkafka 2.0.2 drops
+                                 * after an assignment change, leaving its fetch
+                                 * position past them): dropped, and every owned
+                                 * partition sought to its committed position. */
+                                gp_err_t err;
+                                p->rb_rewound = false;
+                                for (ssize_t i = 0; i < got; i++)
+                                        rd_kafka_message_destroy(msgs[i]);
+                                got = 0;
+                                if (r == GP_TX_OK && gp_rewind(p, &err)) {
+                                        gp_error("%s; exiting (code %d) for a restart, which "
+                                                 "goes on from the last commit",
+                                                 err.msg, GP_EXIT_FATAL);
+                                        r = GP_TX_FATAL;
+                                }
+                        }
+                        if (r == GP_TX_OK && p->need_commit) {
+                                r = gp_delivery_begin(p);
+                                *open = r == GP_TX_OK;
+                        }
+                }
                 int64_t now = gp_now_ms(), bmono = gp_mono_ms();
                 /* Schemas the registry's thread has fetched: their
                  * partitions go on. */
@@ -481,20 +565,38 @@ int gp_proxy_run(gp_proxy_t *p) {
                                                                           : GP_EXIT_FATAL;
                 }
         }
-        if (gp_restore(p, gp_ctl_current(p->ctl), &err)) {
-                gp_error("%s", err.msg);
-                return GP_EXIT_STATE;
-        }
-        if (gp_assign_all(p, &err)) {
-                gp_error("%s", err.msg);
-                return GP_EXIT_FATAL;
+        if (p->group) {
+                /* Partitions, offsets and decisions come with the group's
+                 * assignments (group.c). */
+                gp_gate_from_control(&p->gate, gp_ctl_current(p->ctl), gp_now_ms());
+                p->cgate = p->gate;
+                if (gp_group_subscribe(p, &err)) {
+                        gp_error("%s", err.msg);
+                        return GP_EXIT_FATAL;
+                }
+        } else {
+                if (gp_restore(p, gp_ctl_current(p->ctl), &err)) {
+                        gp_error("%s", err.msg);
+                        return GP_EXIT_STATE;
+                }
+                if (gp_assign_all(p, &err)) {
+                        gp_error("%s", err.msg);
+                        return GP_EXIT_FATAL;
+                }
         }
         gp_delivery_committed(p);
         pthread_mutex_lock(&p->lock);
         p->stats.running = 1;
         pthread_mutex_unlock(&p->lock);
-        gp_info("routing %d topic(s), %zu partition(s), %s, pipeline %s", p->n_topics,
-                p->n_pptrs, p->dv->name, p->conf->pipeline);
+        if (p->group)
+                gp_info("joining group %s as instance %s (transactional.id %s), %d topic(s), "
+                        "%s, pipeline %s",
+                        p->conf->group_id, p->conf->instance,
+                        p->eos ? p->conf->transactional_id : "-", p->n_topics, p->dv->name,
+                        p->conf->pipeline);
+        else
+                gp_info("routing %d topic(s), %zu partition(s), %s, pipeline %s", p->n_topics,
+                        p->n_pptrs, p->dv->name, p->conf->pipeline);
 
         /* 3. Windows, until stopped with nothing left to checkpoint. */
         rd_kafka_message_t *msgs[BATCH];
@@ -510,7 +612,7 @@ int gp_proxy_run(gp_proxy_t *p) {
                 if (r == GP_TX_ABORT)
                         r = gp_delivery_abort(p);
                 if (r == GP_TX_FATAL) {
-                        code = gp_delivery_exit_code(p);
+                        code = p->rb_exit ? p->rb_exit : gp_delivery_exit_code(p);
                         break;
                 }
         }

@@ -17,9 +17,10 @@ static rd_kafka_topic_partition_list_t *positions(gp_proxy_t *p, bool committed)
                 rd_kafka_topic_partition_list_new((int)p->n_pptrs);
         for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n; i++)
-                        rd_kafka_topic_partition_list_add(l, p->topics[t].name, i)->offset =
-                                committed ? p->topics[t].parts[i].done.pos
-                                          : p->topics[t].parts[i].work.pos;
+                        if (p->topics[t].parts[i].owned)
+                                rd_kafka_topic_partition_list_add(l, p->topics[t].name, i)
+                                        ->offset = committed ? p->topics[t].parts[i].done.pos
+                                                             : p->topics[t].parts[i].work.pos;
         return l;
 }
 
@@ -43,6 +44,37 @@ gp_errcode_t gp_assign_all(gp_proxy_t *p, gp_err_t *err) {
         gp_fetchwake_assigned(p->wake, l);
         gp_record_hold_again(p);
         rd_kafka_topic_partition_list_destroy(l);
+        return GP_OK;
+}
+
+gp_errcode_t gp_rewind(gp_proxy_t *p, gp_err_t *err) {
+        if (!p->group)
+                return gp_assign_all(p, err);
+        rd_kafka_topic_partition_list_t *l = positions(p, true);
+        if (!l->cnt) {
+                rd_kafka_topic_partition_list_destroy(l);
+                return GP_OK;
+        }
+        bool injected = GP_FAULT_FAILS("assign");
+        rd_kafka_error_t *e =
+                injected ? NULL : rd_kafka_seek_partitions(p->cons, l, GP_KAFKA_WAIT_MS);
+        char why[300] = "";
+        if (injected)
+                snprintf(why, sizeof why, "%s", "failed by GP_FAULT_FAIL=assign");
+        else if (e)
+                snprintf(why, sizeof why, "%s", rd_kafka_error_string(e));
+        for (int i = 0; !why[0] && i < l->cnt; i++)
+                if (l->elems[i].err)
+                        snprintf(why, sizeof why, "%s/%d: %s", l->elems[i].topic,
+                                 l->elems[i].partition, rd_kafka_err2str(l->elems[i].err));
+        if (e)
+                rd_kafka_error_destroy(e);
+        int n = l->cnt;
+        rd_kafka_topic_partition_list_destroy(l);
+        if (why[0])
+                return gp_err_set(
+                        err, GP_ERR_KAFKA,
+                        "seeking %d partition(s) back to their committed offsets: %s", n, why);
         return GP_OK;
 }
 
@@ -91,10 +123,16 @@ gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err) {
                 for (int d = 0; d < 3; d++)
                         p->stats.n_base[d] += ps->work.st.n[d];
                 p->stats.late_base += ps->work.st.late;
-                if (g.seq > best_seq) {
-                        best_seq = g.seq;
+                /* The decisions of every line taken together (gp_gate_adopt):
+                 * with one writer, the highest seq's. */
+                if (best_seq < 0) {
                         p->gate = g;
+                } else if (gp_gate_adopt(&p->gate, &g, derr, sizeof(derr)) < 0) {
+                        gp_err_set(err, GP_ERR_INVALID, "%s/%d: %s", tp->topic, tp->partition,
+                                   derr);
+                        goto fail;
                 }
+                best_seq = p->gate.seq;
         }
         rd_kafka_topic_partition_list_destroy(l);
         if (best_seq < 0) {
@@ -124,8 +162,8 @@ rd_kafka_topic_partition_list_t *gp_checkpoint_list(gp_proxy_t *p, const gp_gate
         for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n; i++) {
                         gp_pslot_t *ps = &p->topics[t].parts[i];
-                        if (ps->work.pos < 0)
-                                continue; /* position unknown: nothing to commit yet */
+                        if (!ps->owned || ps->work.pos < 0)
+                                continue; /* not ours, or position unknown: nothing to commit */
                         rd_kafka_topic_partition_t *tp =
                                 rd_kafka_topic_partition_list_add(l, p->topics[t].name, i);
                         tp->offset = ps->work.pos;

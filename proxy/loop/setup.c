@@ -1,8 +1,9 @@
 /* proxy/loop/setup.c: gp_proxy_new and its end: the event-time extractor, the
  * schema registry client, the loop's control handle, the producer
  * (transactional for exactly-once, idempotent for at-least-once, never
- * creating topics by looking them up), the consumer (assigned,
- * read_committed, offsets only with the records), and the threads beside
+ * creating topics by looking them up), the consumer (assigned, or a
+ * member of the group with gate.membership=group; read_committed, offsets
+ * only with the records), and the threads beside
  * the loop (fetch wake-up, drain check, status writer). */
 #include <errno.h>
 #include <inttypes.h>
@@ -89,6 +90,7 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
         p->conf = conf;
         gp_conf_drain_warning(conf, p->drain_warning, sizeof(p->drain_warning));
         p->eos = conf->delivery == GP_DELIVERY_EOS;
+        p->group = conf->membership == GP_MEMBER_GROUP;
         p->dv = p->eos ? &gp_delivery_eos : &gp_delivery_alo;
         p->gconf = (gp_gate_conf_t){
                 .out_of_orderness_ms = conf->out_of_orderness_ms,
@@ -141,6 +143,13 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
          * per record is measurable CPU (make bench). */
         if (!p->eos || conf->drain_group_blue || conf->drain_group_green)
                 rd_kafka_conf_set_dr_msg_cb(kc, gp_record_delivered);
+        /* group: a crashed member's transaction ends before the group
+         * moves its partitions (proxy/conf/conf.h). */
+        if (p->group && !gp_client_user_set(conf, "producer", "transaction.timeout.ms")) {
+                char v[32];
+                snprintf(v, sizeof v, "%d", GP_GROUP_TXN_TIMEOUT_MS);
+                gp_client_set(kc, "transaction.timeout.ms", v, err, &bad);
+        }
         rd_kafka_conf_set_opaque(kc, p);
         want_stats(p, kc, "producer", err, &bad);
         if (bad || !(p->prod = gp_client_new(RD_KAFKA_PRODUCER, kc, err))) {
@@ -159,6 +168,22 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
         if (!(kc = gp_client_conf(conf, "consumer", err)))
                 goto fail;
         force(kc, conf, "consumer", err, &bad);
+        if (p->group) {
+                if (!gp_client_user_set(conf, "consumer", "session.timeout.ms")) {
+                        char v[32];
+                        snprintf(v, sizeof v, "%d", GP_GROUP_SESSION_TIMEOUT_MS);
+                        gp_client_set(kc, "session.timeout.ms", v, err, &bad);
+                }
+                /* The group sees a source topic grow at the consumer's
+                 * metadata refresh: as often as gate.discovery.interval.ms. */
+                if (!gp_client_user_set(conf, "consumer",
+                                        "topic.metadata.refresh.interval.ms")) {
+                        char v[32];
+                        snprintf(v, sizeof v, "%" PRId64, conf->discovery_ms);
+                        gp_client_set(kc, "topic.metadata.refresh.interval.ms", v, err, &bad);
+                }
+                rd_kafka_conf_set_rebalance_cb(kc, gp_group_rebalance);
+        }
         rd_kafka_conf_set_opaque(kc, p);
         want_stats(p, kc, "consumer", err, &bad);
         if (bad || !(p->cons = gp_client_new(RD_KAFKA_CONSUMER, kc, err))) {
@@ -230,6 +255,27 @@ void gp_proxy_destroy(gp_proxy_t *p) {
         if (p->cgmd)
                 rd_kafka_consumer_group_metadata_destroy(p->cgmd);
         if (p->cons) {
+                /* group: leaves the group at once; the rebalance this
+                 * causes only unassigns (the last window is committed, or
+                 * was never to be). */
+                p->closing = true;
+                /* librdkafka before 2.3.0 trips an assertion when a
+                 * cooperative-sticky consumer is destroyed before its first
+                 * assignment (confluentinc/librdkafka#4381, the assignor's
+                 * state is NULL): a member stopped that early waits for
+                 * it (the group's rebalance, bounded by the session
+                 * timeout of a member that died before it). */
+                if (p->group && !p->assigned && rd_kafka_version() < 0x020300ff) {
+                        gp_info("waiting for the group's first assignment before leaving the "
+                                "group (librdkafka %s, #4381)",
+                                rd_kafka_version_str());
+                        int64_t end = gp_mono_ms() + GP_GROUP_SESSION_TIMEOUT_MS + 15000;
+                        while (!p->assigned && gp_mono_ms() < end) {
+                                rd_kafka_message_t *m = rd_kafka_consumer_poll(p->cons, 100);
+                                if (m)
+                                        rd_kafka_message_destroy(m);
+                        }
+                }
                 rd_kafka_consumer_close(p->cons);
                 rd_kafka_destroy(p->cons);
         }

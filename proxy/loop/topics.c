@@ -13,10 +13,11 @@
 #include "proxy/base/log.h"
 
 /* -1 when out of memory, the old array kept. */
-static int rebuild_pptrs(gp_proxy_t *p) {
+int gp_topics_rebuild(gp_proxy_t *p) {
         size_t n = 0;
         for (int t = 0; t < p->n_topics; t++)
-                n += (size_t)p->topics[t].n;
+                for (int i = 0; i < p->topics[t].n; i++)
+                        n += p->topics[t].parts[i].owned;
         gp_part_t **np = calloc(n ? n : 1, sizeof(*np));
         gp_drain_target_t *nt = calloc(n ? n : 1, sizeof(*nt));
         if (!np || !nt) {
@@ -31,8 +32,20 @@ static int rebuild_pptrs(gp_proxy_t *p) {
         p->n_pptrs = 0;
         for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n; i++)
-                        p->pptrs[p->n_pptrs++] = &p->topics[t].parts[i].work.st;
+                        if (p->topics[t].parts[i].owned)
+                                p->pptrs[p->n_pptrs++] = &p->topics[t].parts[i].work.st;
         return 0;
+}
+
+rd_kafka_topic_partition_list_t *gp_topics_owned(gp_proxy_t *p) {
+        rd_kafka_topic_partition_list_t *l =
+                rd_kafka_topic_partition_list_new(p->n_pptrs ? (int)p->n_pptrs : 1);
+        for (int t = 0; l && t < p->n_topics; t++)
+                for (int i = 0; i < p->topics[t].n; i++)
+                        if (p->topics[t].parts[i].owned)
+                                rd_kafka_topic_partition_list_add(l, p->topics[t].name, i)
+                                        ->offset = p->topics[t].parts[i].work.pos;
+        return l;
 }
 
 /* Partition count of a topic, 0 if it does not exist, -1 on error. */
@@ -159,7 +172,7 @@ static int ensure_topic(gp_proxy_t *p, const char *name, int need, const char *r
 }
 
 /* Low or high watermark of one partition, for a start without checkpoint. */
-static int64_t start_offset(gp_proxy_t *p, const char *topic, int32_t part, bool latest) {
+int64_t gp_topics_start_offset(gp_proxy_t *p, const char *topic, int32_t part, bool latest) {
         int64_t lo = 0, hi = 0;
         rd_kafka_resp_err_t e =
                 rd_kafka_query_watermark_offsets(p->cons, topic, part, &lo, &hi, 10000);
@@ -182,13 +195,16 @@ static int grow_slot(gp_proxy_t *p, gp_tslot_t *t, int n, bool latest) {
                 np[i] = (gp_pslot_t){0};
                 gp_part_init(&np[i].work.st, now);
                 /* A partition that appears while running starts at its
-                 * beginning: nothing written to it may be skipped. */
-                np[i].work.pos = start_offset(p, t->name, i, latest);
+                 * beginning: nothing written to it may be skipped. With
+                 * group, the group assigns it and its position is read
+                 * then (group.c). */
+                np[i].owned = !p->group;
+                np[i].work.pos = p->group ? -1 : gp_topics_start_offset(p, t->name, i, latest);
                 np[i].work.wrote[0] = np[i].work.wrote[1] = -1;
                 np[i].done = np[i].work;
         }
         t->n = n;
-        if (rebuild_pptrs(p))
+        if (gp_topics_rebuild(p))
                 return -1;
         return 0;
 }
@@ -226,6 +242,7 @@ gp_errcode_t gp_topics_setup(gp_proxy_t *p, gp_err_t *err) {
                 }
                 if (grow_slot(p, t, n, conf->source_start == GP_START_LATEST))
                         return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
+                t->placed = n;
         }
         if ((p->dlq_n = ensure_topic(p, conf->dlq_topic, 1, "dead-letter", err)) < 0)
                 return gp_err_code(err);
@@ -235,50 +252,75 @@ gp_errcode_t gp_topics_setup(gp_proxy_t *p, gp_err_t *err) {
         return GP_OK;
 }
 
+/* One topic's growth to n partitions: placed (colour topics big enough,
+ * the slot grown; with assign, the new partitions assigned) or held. With
+ * group the partitions t->placed..n-1 may be the group's already (slots
+ * grown, paused as colourless) and are resumed once placed. */
+static gp_errcode_t discover_one(gp_proxy_t *p, gp_tslot_t *t, int n, gp_err_t *err) {
+        gp_err_t why;
+        int from = p->group ? t->placed : t->n;
+        if (n <= from)
+                return GP_OK;
+        int ok = 1;
+        for (int c = 0; c < 2 && ok; c++) {
+                int have = ensure_topic(p, t->out_name[c], n, "colour", &why);
+                if (have < 0) {
+                        ok = 0;
+                } else
+                        t->out_n[c] = have;
+        }
+        if (!ok) {
+                /* Held: partitions from..n-1 are not assigned (with group:
+                 * assigned but paused), so not read; the old ones keep
+                 * flowing. Retried every discovery, logged once per change
+                 * and every 60 s. */
+                int64_t mono = gp_mono_ms();
+                if (strcmp(t->held, why.msg) || mono - t->held_logged >= 60000) {
+                        gp_log_at(GP_LOG_ERROR, t->name, -1,
+                                  "%s grew to %d partitions but its records cannot be "
+                                  "placed: %s; holding partitions %d-%d (not read) "
+                                  "until then",
+                                  t->name, n, why.msg, from, n - 1);
+                        t->held_logged = mono;
+                }
+                snprintf(t->held, sizeof(t->held), "%.500s", why.msg);
+                return GP_OK;
+        }
+        if (t->held[0]) {
+                gp_info("the colour topics of %s have %d partitions now: the held "
+                        "partitions %d-%d are read",
+                        t->name, n, from, n - 1);
+                t->held[0] = '\0';
+        }
+        gp_info("%s grew from %d to %d partitions; reading the new ones from the "
+                "beginning%s",
+                t->name, from, n, p->group ? " as the group assigns them" : "");
+        t->placed = n;
+        if (grow_slot(p, t, n > t->n ? n : t->n, false) == 0 && !p->group &&
+            gp_assign_all(p, err))
+                return gp_err_prefix(err, "%s grew to %d partitions", t->name, n);
+        if (p->group)
+                gp_group_colours_grown(p);
+        return GP_OK;
+}
+
 gp_errcode_t gp_topics_discover(gp_proxy_t *p, gp_err_t *err) {
         gp_err_t why;
         for (int i = 0; i < p->n_topics; i++) {
                 gp_tslot_t *t = &p->topics[i];
                 int n = topic_partitions(p->cons, t->name, &why);
-                if (n <= t->n)
-                        continue;
-                int ok = 1;
-                for (int c = 0; c < 2 && ok; c++) {
-                        int have = ensure_topic(p, t->out_name[c], n, "colour", &why);
-                        if (have < 0) {
-                                ok = 0;
-                        } else
-                                t->out_n[c] = have;
-                }
-                if (!ok) {
-                        /* Held: partitions t->n..n-1 are not assigned, so
-                         * not read; the old ones keep flowing. Retried every
-                         * discovery, logged once per change and every 60 s. */
-                        int64_t mono = gp_mono_ms();
-                        if (strcmp(t->held, why.msg) || mono - t->held_logged >= 60000) {
-                                gp_log_at(GP_LOG_ERROR, t->name, -1,
-                                          "%s grew to %d partitions but its records cannot be "
-                                          "placed: %s; holding partitions %d-%d (not read) "
-                                          "until then",
-                                          t->name, n, why.msg, t->n, n - 1);
-                                t->held_logged = mono;
-                        }
-                        snprintf(t->held, sizeof(t->held), "%.500s", why.msg);
-                        continue;
-                }
-                if (t->held[0]) {
-                        gp_info("the colour topics of %s have %d partitions now: the held "
-                                "partitions %d-%d are read",
-                                t->name, n, t->n, n - 1);
-                        t->held[0] = '\0';
-                }
-                gp_info("%s grew from %d to %d partitions; reading the new ones from the "
-                        "beginning",
-                        t->name, t->n, n);
-                if (grow_slot(p, t, n, false) == 0 && gp_assign_all(p, err))
-                        return gp_err_prefix(err, "%s grew to %d partitions", t->name, n);
+                if (discover_one(p, t, n, err))
+                        return gp_err_code(err);
         }
         return GP_OK;
+}
+
+gp_errcode_t gp_topics_assigned_beyond(gp_proxy_t *p, gp_tslot_t *t, int n, gp_err_t *err) {
+        if (n > t->n && grow_slot(p, t, n, false))
+                return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
+        gp_err_t why;
+        int have = topic_partitions(p->cons, t->name, &why);
+        return discover_one(p, t, have > n ? have : n, err);
 }
 
 gp_tslot_t *gp_topics_slot(gp_proxy_t *p, rd_kafka_topic_t *rkt) {

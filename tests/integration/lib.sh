@@ -51,6 +51,23 @@ conf_lines() {
   echo "gate.watermark.out-of-orderness.ms=200"
   echo "gate.watermark.idle.ms=2000"
   echo "kafka.transaction.timeout.ms=10000"
+  membership_lines "${GP_INSTANCE:-it}"
+}
+
+# membership_lines INSTANCE: GP_MEMBERSHIP=group runs the proxies as members
+# of the consumer group (gate.membership=group) under that instance name,
+# with a session timeout at the broker's minimum so that a killed member's
+# partitions move on within seconds (the transaction timeout below it);
+# GP_STATIC=1 makes the instance name the static group.instance.id too, so
+# a restart under it takes the member's place without waiting for that
+membership_lines() {
+  if [ "${GP_MEMBERSHIP:-assign}" = group ]; then
+    echo "gate.membership=group"
+    echo "gate.instance=$1"
+    echo "kafka.session.timeout.ms=6000"
+    echo "kafka.transaction.timeout.ms=5000"
+    [ -z "${GP_STATIC:-}" ] || echo "kafka.group.instance.id=$1"
+  fi
 }
 
 # write_conf NAME TOPIC [key=value...]: a proxy configuration in $WORK/NAME.conf
