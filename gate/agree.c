@@ -1,0 +1,78 @@
+/* gate/agree.c: promises, the route under a promise, T as the maximum of
+ * the committed promises, the map's T and the close (gate/agree.h).
+ * Pure: libc only; time is an argument. */
+#include "gate/agree.h"
+#include "gate/gate.h"
+
+/* t + d for d >= 0, stopping at INT64_MAX (gp_align_up then refuses it
+ * unless it is already aligned). */
+static int64_t add_delay(int64_t t, int64_t d) {
+        if (d > 0 && t > INT64_MAX - d)
+                return INT64_MAX;
+        return t + (d > 0 ? d : 0);
+}
+
+/* The floor a promise may not go below; GP_TS_NONE for a late partition. */
+static int64_t floor_of(const gp_agree_basis_t *b) {
+        if (b->late)
+                return GP_TS_NONE; /* it must not raise a T others may already hold */
+        if (b->asked != GP_TS_NONE)
+                return b->asked;
+        int64_t base = b->part_wm;
+        if (base == GP_TS_NONE)
+                base = b->inst_wm;
+        if (base == GP_TS_NONE)
+                base = b->now; /* nothing was ever read */
+        return add_delay(base, b->delay_ms);
+}
+
+int64_t gp_agree_promise(int64_t hi, const gp_agree_basis_t *b) {
+        if (hi == INT64_MAX)
+                return GP_TS_NONE; /* nothing lies above what went to the old colour */
+        int64_t p = floor_of(b);
+        if (hi != GP_TS_NONE && hi + 1 > p)
+                p = hi + 1;
+        if (p == GP_TS_NONE)
+                return GP_AGREE_NOTHING;
+        /* An asked cutoff is taken as it is, so T can equal it. */
+        bool exact = b->asked != GP_TS_NONE && !b->late;
+        return gp_align_up(p, exact ? 1 : b->align_ms);
+}
+
+gp_agree_dest_t gp_agree_route(int64_t ts, int64_t promise, int64_t cutoff) {
+        if (cutoff != GP_TS_NONE)
+                return ts < cutoff ? GP_AGREE_OLD : GP_AGREE_NEW;
+        if (promise != GP_TS_NONE)
+                return ts < promise ? GP_AGREE_OLD : GP_AGREE_HOLD;
+        return GP_AGREE_OLD;
+}
+
+int64_t gp_agree_cutoff(const int64_t *promises, size_t n) {
+        int64_t t = GP_TS_NONE;
+        for (size_t i = 0; i < n; i++) {
+                if (promises[i] == GP_TS_NONE)
+                        return GP_TS_NONE; /* T waits for every partition */
+                if (promises[i] > t)
+                        t = promises[i];
+        }
+        return t;
+}
+
+gp_agree_map_t gp_agree_map(int64_t stored, int64_t cutoff) {
+        if (cutoff == GP_TS_NONE)
+                return GP_AGREE_MAP_WAIT;
+        if (stored == GP_TS_NONE)
+                return GP_AGREE_MAP_WRITE;
+        return stored == cutoff ? GP_AGREE_MAP_AGREES : GP_AGREE_MAP_CONFLICT;
+}
+
+bool gp_agree_all_closed(const bool *closed, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (!closed[i])
+                        return false;
+        return n > 0;
+}
+
+bool gp_agree_clear(const bool *closed, size_t n, bool drained, gp_agree_map_t map) {
+        return map == GP_AGREE_MAP_AGREES && drained && gp_agree_all_closed(closed, n);
+}
