@@ -19,7 +19,7 @@ MANIFESTS=$REPO/deploy/kubernetes/scale-out
 NS=gp-scale-$RUN_ID
 KEDA_VERSION=${KEDA_VERSION:-v2.16.1}
 KEDA_CRD=$REPO/.cache/keda/$KEDA_VERSION/keda.sh_scaledobjects.yaml
-TXN_TIMEOUT_S=60
+TXN_TIMEOUT_S=60 # above the group default (10 s) and librdkafka's own (60 s)
 
 scale_cleanup() {
   local rc=$?
