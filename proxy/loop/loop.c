@@ -588,13 +588,16 @@ int gp_proxy_run(gp_proxy_t *p) {
         pthread_mutex_lock(&p->lock);
         p->stats.running = 1;
         pthread_mutex_unlock(&p->lock);
-        if (p->group)
+        if (p->group) {
+                gp_warn("gate.membership=group is not yet safe for production: a member "
+                        "joining under load can leave records unrouted (docs/DESIGN.md, "
+                        "Scale-out); use gate.membership=assign with one instance");
                 gp_info("joining group %s as instance %s (transactional.id %s), %d topic(s), "
                         "%s, pipeline %s",
                         p->conf->group_id, p->conf->instance,
                         p->eos ? p->conf->transactional_id : "-", p->n_topics, p->dv->name,
                         p->conf->pipeline);
-        else
+        } else
                 gp_info("routing %d topic(s), %zu partition(s), %s, pipeline %s", p->n_topics,
                         p->n_pptrs, p->dv->name, p->conf->pipeline);
 

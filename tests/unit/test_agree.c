@@ -77,8 +77,8 @@ Test(agree, promise_table) {
                 {"hi + 1 above the floor, rounded", 480, basis(NONE, 300, 0, false), 500},
                 {"hi + 1 exactly on a multiple", 499, basis(NONE, 300, 0, false), 500},
                 {"floor exactly on a multiple", 100, basis(NONE, 450, 0, false), 500},
-                {"no partition watermark: the instance's W", NONE, basis(NONE, NONE, 720, false),
-                 800},
+                {"no partition watermark: the instance's W", NONE,
+                 basis(NONE, NONE, 720, false), 800},
                 {"nothing ever read: the wall clock", NONE, basis(NONE, NONE, NONE, false),
                  1100},
                 {"asked cutoff is the floor, unrounded", 300, basis(777, 300, 0, false), 777},
@@ -91,8 +91,8 @@ Test(agree, promise_table) {
                  NONE},
                 {"hi + 1 rounds past the end: no promise", INT64_MAX - 1,
                  basis(NONE, NONE, NONE, false), NONE},
-                {"floor saturates and cannot round", NONE, basis(NONE, INT64_MAX - 10, 0, false),
-                 NONE},
+                {"floor saturates and cannot round", NONE,
+                 basis(NONE, INT64_MAX - 10, 0, false), NONE},
                 {"asked at the end of time, unrounded", NONE, basis(INT64_MAX, 0, 0, false),
                  INT64_MAX},
                 {"very early hi", INT64_MIN + 5, basis(NONE, NONE, NONE, true),
@@ -135,8 +135,7 @@ Test(agree, route_table) {
                 {"at the promise: hold", 100, 100, NONE, GP_AGREE_HOLD},
                 {"above the promise: hold", INT64_MAX, 100, NONE, GP_AGREE_HOLD},
                 {"unreadable, promise: old", NONE, 100, NONE, GP_AGREE_OLD},
-                {"nothing promised, readable: hold", INT64_MIN + 1, NOTH, NONE,
-                 GP_AGREE_HOLD},
+                {"nothing promised, readable: hold", INT64_MIN + 1, NOTH, NONE, GP_AGREE_HOLD},
                 {"nothing promised, unreadable: old", NONE, NOTH, NONE, GP_AGREE_OLD},
                 {"T known, below: old", 199, 100, 200, GP_AGREE_OLD},
                 {"T known, at T: new", 200, 100, 200, GP_AGREE_NEW},
@@ -198,13 +197,13 @@ Test(agree, close_table) {
 #define GROW (NP - 1)
 
 /* Model times are small: int8_t, two values set aside. */
-#define N8    INT8_MIN         /* GP_TS_NONE */
-#define NOTH8 (INT8_MIN + 1)   /* GP_AGREE_NOTHING */
-#define NOI   NI               /* no owner, no zombie */
-#define DELAY 2                /* D */
-#define ALIGN 5                /* gate.cutoff.align.ms */
-#define NOW   9                /* the wall clock, the same for every instance */
-#define OOO   0                /* out-of-orderness: watermark = hi */
+#define N8    INT8_MIN       /* GP_TS_NONE */
+#define NOTH8 (INT8_MIN + 1) /* GP_AGREE_NOTHING */
+#define NOI   NI             /* no owner, no zombie */
+#define DELAY 2              /* D */
+#define ALIGN 5              /* gate.cutoff.align.ms */
+#define NOW   9              /* the wall clock, the same for every instance */
+#define OOO   0              /* out-of-orderness: watermark = hi */
 
 /* Event times: an out-of-order record on p0, an idle p2, and p3 that
  * appears while the pipeline runs. */
@@ -221,17 +220,25 @@ typedef struct {
 } budget_t;
 static budget_t cfg;
 
-enum { M_STEADY, M_TRANS, M_ABORTED };           /* the map's stage, and an instance's view */
-enum { D_NONE, D_OLD, D_NEW, D_LATE, D_SURV };    /* where a record went */
-enum { BAD_NONE, BAD_GAP, BAD_OLD_AFTER_CLEAR, BAD_CLEAR, BAD_OVERWRITE, BAD_RANGE, BAD_FENCE };
+enum { M_STEADY, M_TRANS, M_ABORTED };         /* the map's stage, and an instance's view */
+enum { D_NONE, D_OLD, D_NEW, D_LATE, D_SURV }; /* where a record went */
+enum {
+        BAD_NONE,
+        BAD_GAP,
+        BAD_OLD_AFTER_CLEAR,
+        BAD_CLEAR,
+        BAD_OVERWRITE,
+        BAD_RANGE,
+        BAD_FENCE
+};
 
 typedef struct {
         uint8_t exists, owner, zombie; /* zombie: a lost instance's transaction is open */
         uint8_t off;                   /* committed offset */
         int8_t prom, t;                /* committed checkpoint: promise, T */
         uint8_t closed, aborted;
-        uint8_t dest[MAXR];            /* below off committed, [off, pos) in flight */
-        uint8_t pos;                   /* the owner's transaction: next record */
+        uint8_t dest[MAXR]; /* below off committed, [off, pos) in flight */
+        uint8_t pos;        /* the owner's transaction: next record */
         int8_t fprom, ft;
         uint8_t fclosed, faborted, dirty;
 } part_t;
@@ -673,8 +680,8 @@ static size_t all_actions(act_t *out) {
         out[n++] = (act_t){K_GROW, 0, 0};
         out[n++] = (act_t){K_FENCE, 0, 0};
         for (int i = 0; i < NI; i++) {
-                const kind_t per_inst[] = {K_READ,  K_JOIN,   K_LEAVE,  K_CRASH,
-                                           K_LOST,  K_COMMIT, K_TXABORT};
+                const kind_t per_inst[] = {K_READ, K_JOIN,   K_LEAVE,  K_CRASH,
+                                           K_LOST, K_COMMIT, K_TXABORT};
                 for (size_t j = 0; j < sizeof per_inst / sizeof per_inst[0]; j++)
                         out[n++] = (act_t){(uint8_t)per_inst[j], (uint8_t)i, 0};
         }
@@ -769,13 +776,15 @@ static bool violated(const st_t *s, char *msg, size_t len) {
                         if (t == N8)
                                 continue;
                         if ((d == D_OLD || d == D_LATE) && ts >= t) {
-                                snprintf(msg, len, "(c) p%d: committed %s record ts %d >= T %d",
-                                         k, dest_names[d], ts, t);
+                                snprintf(msg, len,
+                                         "(c) p%d: committed %s record ts %d >= T %d", k,
+                                         dest_names[d], ts, t);
                                 return true;
                         }
                         if (d == D_NEW && ts < t) {
-                                snprintf(msg, len, "(c) p%d: committed new record ts %d < T %d",
-                                         k, ts, t);
+                                snprintf(msg, len,
+                                         "(c) p%d: committed new record ts %d < T %d", k, ts,
+                                         t);
                                 return true;
                         }
                 }
@@ -991,13 +1000,16 @@ static void describe_state(const st_t *s, FILE *f) {
                 fprintf(f,
                         "      p%d owner %s | committed off=%d promise=%s T=%s%s%s | "
                         "in flight pos=%d promise=%s T=%s%s%s%s |",
-                        k, p->owner == NOI ? "-" : (const char *[]){"i0", "i1", "i2"}[p->owner],
+                        k,
+                        p->owner == NOI ? "-" : (const char *[]){"i0", "i1", "i2"}[p->owner],
                         p->off, a, b, p->closed ? " closed" : "", p->aborted ? " aborted" : "",
                         p->pos, c, d, p->fclosed ? " closed" : "",
                         p->faborted ? " aborted" : "", p->zombie ? " zombie" : "");
                 for (int r = 0; r < nrec[k]; r++)
                         fprintf(f, " %d:%s%s", recs[k][r], dest_names[p->dest[r]],
-                                r < p->off ? "" : r < p->pos ? "?" : "");
+                                r < p->off   ? ""
+                                : r < p->pos ? "?"
+                                             : "");
                 fprintf(f, "\n");
         }
 }
@@ -1112,7 +1124,8 @@ static bool explore(graph_t *g, const act_t *acts, size_t nacts, char *msg, size
                                 continue;
                         canonical(&next, to);
                         uint32_t j = intern(g, &next, &added);
-                        g->edges = grow(g->edges, &g->edge_cap, g->nedges + 1, sizeof *g->edges);
+                        g->edges =
+                                grow(g->edges, &g->edge_cap, g->nedges + 1, sizeof *g->edges);
                         g->edges[g->nedges++] = j;
                         if (!added)
                                 continue;
@@ -1226,8 +1239,8 @@ static void run_model(const char *name, budget_t b, int must_see) {
         stuck = ok ? unreachable(&g, cleared, transitioning) : UINT32_MAX;
         if (stuck != UINT32_MAX) {
                 print_trace(&g, stuck, stderr);
-                snprintf(msg, sizeof msg, "liveness: state %u can never reach CLEAR_TO_TEARDOWN",
-                         stuck);
+                snprintf(msg, sizeof msg,
+                         "liveness: state %u can never reach CLEAR_TO_TEARDOWN", stuck);
                 ok = false;
         }
 
@@ -1238,7 +1251,8 @@ static void run_model(const char *name, budget_t b, int must_see) {
                 clear += s->clear;
                 conflicts += map_verdict(s) == GP_AGREE_MAP_CONFLICT;
                 abort += s->stage == M_ABORTED;
-                grown_after_t += s->p[GROW].exists && s->p[GROW].t != N8 && s->p[GROW].prom == N8;
+                grown_after_t +=
+                        s->p[GROW].exists && s->p[GROW].t != N8 && s->p[GROW].prom == N8;
                 for (int k = 0; k < NP; k++) {
                         const part_t *p = &s->p[k];
                         holds += p->exists && p->pos < nrec[k] && p->fprom != N8 &&
@@ -1250,7 +1264,8 @@ static void run_model(const char *name, budget_t b, int must_see) {
                 "agree model %s: %zu states, %zu transitions, %.1f s; %zu with T, %zu with "
                 "CLEAR_TO_TEARDOWN, %zu with another T in the map, %zu with the transition "
                 "aborted, %zu where p%d appeared after T, %zu partitions holding\n",
-                name, g.n, g.nedges, secs, with_t, clear, conflicts, abort, grown_after_t, GROW, holds);
+                name, g.n, g.nedges, secs, with_t, clear, conflicts, abort, grown_after_t,
+                GROW, holds);
         cr_log_info("agree model %s: %zu states, %zu transitions", name, g.n, g.nedges);
         free_graph(&g);
         cr_assert(ok, "agree model %s: %s (trace above)", name, msg);
