@@ -112,6 +112,15 @@ static void drop(gp_proxy_t *p, rd_kafka_topic_partition_list_t *gone) {
 }
 
 static void end_window(gp_proxy_t *p, bool lost, rd_kafka_topic_partition_list_t *gone) {
+        /* Every rebalance, even one that moves nothing of this member's,
+         * ends the batch being read: the loop drops it and seeks every
+         * owned partition to its committed position (gp_rewind). The
+         * consumer pauses and resumes the whole assignment around each
+         * rebalance callback; librdkafka before 2.1.0 resumes at the
+         * position of records its batch read had taken and then dropped as
+         * outdated, so a partition that did not move would go on past
+         * records never handed over (docs/DESIGN.md, Scale-out). */
+        p->rb_ended = true;
         if (p->txn_begin < 0 && !p->need_commit)
                 return;
         gp_txres_t r = GP_TX_ABORT;
@@ -262,15 +271,14 @@ static int adopt_all(gp_proxy_t *p, gp_gate_t *g, bool *known, bool *history) {
 static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
         if (!p->closing)
                 take_metadata(p);
+        if (!p->closing && !p->rb_exit)
+                end_window(p, false, NULL);
         if (p->closing || p->rb_exit || !parts->cnt) {
                 rd_kafka_error_t *e = rd_kafka_incremental_assign(p->cons, parts);
                 if (e)
                         rd_kafka_error_destroy(e);
                 return;
         }
-        end_window(p, false, NULL);
-        if (p->rb_exit)
-                return;
 
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_copy(parts);
         gp_gate_t g = p->gate;

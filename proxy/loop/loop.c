@@ -395,7 +395,7 @@ static gp_txres_t window(gp_proxy_t *p, task_t *tasks, size_t n_tasks,
                 gp_fetchwake_after(p->wake, msgs, got);
                 if (p->group && (p->rb_ended || p->rb_exit)) {
                         /* A rebalance inside the read committed or aborted
-                         * the window (group.c). */
+                         * the window (group.c), whatever it moved. */
                         if (p->rb_exit)
                                 r = GP_TX_FATAL;
                         p->rb_ended = false;
@@ -403,10 +403,11 @@ static gp_txres_t window(gp_proxy_t *p, task_t *tasks, size_t n_tasks,
                         {
                                 /* The batch may hold records read before the
                                  * rebalance (past the committed positions after
-                                 * an abort; of versions librdkafka 2.0.2 drops
-                                 * after an assignment change, leaving its fetch
-                                 * position past them): dropped, and every owned
-                                 * partition sought to its committed position. */
+                                 * an abort), and librdkafka 2.0.x may have
+                                 * dropped some it had read, resuming past them
+                                 * (group.c, end_window): the batch is dropped,
+                                 * and every owned partition sought to its
+                                 * committed position. */
                                 gp_err_t err;
                                 p->rb_rewound = false;
                                 for (ssize_t i = 0; i < got; i++)
