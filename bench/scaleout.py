@@ -24,8 +24,9 @@ exactly once. Prints one line:
 
   scaleout.py summary RESULTS
 
-The median over rounds of the scale-out lines of a results file, and the
-CPU per record at 3 and 2 instances over 1."""
+The median over rounds of the scale-out lines of a results file, the
+CPU per record at 3 and 2 instances over 1, and whether any pause round
+lost or duplicated records."""
 import re
 import statistics
 import subprocess
@@ -125,6 +126,11 @@ def summary(argv):
                 "leave_unmoved_max_gap_ms", "steady_max_gap_ms")
         print("scalepause: median of %d round(s): %s" % (len(pauses), " ".join(
             "%s=%.0f" % (x, statistics.median(float(p[x]) for p in pauses)) for x in keys)))
+        bad = [p for p in pauses if int(p["missing"]) or int(p["duplicated"])]
+        print("scalepause: exactly-once broken in %d of %d round(s): missing=%s duplicated=%s"
+              % (len(bad), len(pauses), ",".join(p["missing"] for p in pauses),
+                 ",".join(p["duplicated"] for p in pauses)) if bad else
+              "scalepause: every record in blue exactly once in all %d round(s)" % len(pauses))
 
 
 if __name__ == "__main__":
