@@ -4,6 +4,10 @@
 # on the same data, in one run, alternating.
 #
 #   bench/run.sh BUILD_DIR           (make bench builds BUILD_DIR=build/bench)
+#   bench/run.sh BUILD_DIR scale     only the scale-out step: gate-proxy with
+#                                    gate.membership=group, 1 to 3 instances,
+#                                    and the pause of a join and a leave
+#                                    (bench/scaleout.sh says how)
 #
 # Environment (defaults in brackets):
 #   BENCH_RECORDS     records of the 100-byte data set [2000000]; the 1 KB set
@@ -41,7 +45,9 @@
 # runs, the topics stamped by the broker (LogAppendTime), and take the time
 # from a record's append to the source to its append to a colour topic.
 set -euo pipefail
-build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: bench/run.sh BUILD_DIR [scale]}" && pwd)
+MODE=${2:-all}
+case $MODE in all|scale) ;; *) echo "usage: bench/run.sh BUILD_DIR [scale]" >&2; exit 2 ;; esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 broker=$top/tests/kafka/broker.sh
 RECORDS=${BENCH_RECORDS:-2000000}
@@ -76,8 +82,10 @@ if ! "$broker" status >/dev/null 2>&1; then
   STARTED_BROKER=1
 fi
 B=$("$broker" bootstrap)
-say "broker $B; building the Kafka Streams peer"
-"$top/bench/streams.sh" build >&2
+if [ "$MODE" = all ]; then
+  say "broker $B; building the Kafka Streams peer"
+  "$top/bench/streams.sh" build >&2
+fi
 CPUS=$(nproc)
 say "machine: $(lscpu | sed -n 's/^Model name: *//p'), $CPUS cores, $(free -g | awk '/Mem:/{print $2}') GiB"
 
@@ -255,6 +263,12 @@ record() { # TABLE LABEL FIGURES
   echo "$1 $2 $3" >> "$RESULTS"
   say "$1 $2: $3"
 }
+
+# ---- scale-out (bench/run.sh BUILD_DIR scale) ------------------------------
+if [ "$MODE" = scale ]; then
+  source "$top/bench/scaleout.sh"
+  exit 0
+fi
 
 # ---- the main comparison -------------------------------------------------
 for size in $SIZES; do

@@ -1,6 +1,7 @@
 /* bench/wait.c: gp-benchwait, the stopwatch of make bench.
  *
- *   gp-benchwait --bootstrap B --group G --topic S --pid PID [--timeout-s 600]
+ *   gp-benchwait --bootstrap B --group G --topic S --pid PID [--pid PID2 ...]
+ *                [--timeout-s 600]
  *
  * Polls every 50 ms the offsets group G has committed on every partition
  * of S (as a read_committed reader: pending transactional commits are
@@ -8,6 +9,8 @@
  * first commit seen (so the contender's start-up is left out) and stops
  * at the last; over that span it also samples process PID's CPU time
  * (/proc/PID/stat, user + system) and at the end its peak RSS (VmHWM).
+ * With several --pid (the members of one consumer group), the CPU time is
+ * the sum over them and the RSS the largest.
  * Prints, on one line:
  *   records=N seconds=S rate=R cpu_s=C cpu_s_per_m=CM rss_mb=M
  * N the records committed within the span. A progress line on stderr
@@ -69,9 +72,34 @@ static double rss_mb(long pid) {
         return kb / 1024.0;
 }
 
+/* the CPU seconds of every pid together, or -1 (reported) when one is gone */
+static double cpu_all(const long *pids, int n) {
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+                double c = cpu_s(pids[i]);
+                if (c < 0) {
+                        fprintf(stderr, "gp-benchwait: process %ld is gone\n", pids[i]);
+                        return -1;
+                }
+                sum += c;
+        }
+        return sum;
+}
+
+static double rss_all(const long *pids, int n) {
+        double m = -1;
+        for (int i = 0; i < n; i++) {
+                double r = rss_mb(pids[i]);
+                if (r > m)
+                        m = r;
+        }
+        return m;
+}
+
 int main(int argc, char **argv) {
         const char *boot = NULL, *group = NULL, *topic = NULL;
-        long pid = 0, timeout = 600;
+        long pids[16], timeout = 600;
+        int npids = 0;
         int o, end_only = 0;
         static const struct option opts[] = {
                 {"bootstrap", required_argument, NULL, 'b'},
@@ -94,7 +122,11 @@ int main(int argc, char **argv) {
                         topic = optarg;
                         break;
                 case 'p':
-                        pid = strtol(optarg, NULL, 10);
+                        if (npids == (int)(sizeof pids / sizeof pids[0])) {
+                                fputs("gp-benchwait: at most 16 --pid\n", stderr);
+                                return 2;
+                        }
+                        pids[npids++] = strtol(optarg, NULL, 10);
                         break;
                 case 'T':
                         timeout = strtol(optarg, NULL, 10);
@@ -102,15 +134,19 @@ int main(int argc, char **argv) {
                 case 'e':
                         end_only = 1;
                         group = "gp-benchwait";
-                        pid = 1;
+                        pids[0] = 1;
+                        npids = 1;
                         break;
                 default:
                         return 2;
                 }
         }
-        if (!boot || !group || !topic || pid <= 0) {
+        for (int i = 0; i < npids; i++)
+                if (pids[i] <= 0)
+                        npids = 0;
+        if (!boot || !group || !topic || npids == 0) {
                 fputs("usage: gp-benchwait --bootstrap B --group G --topic S --pid PID "
-                      "[--timeout-s 600]\n",
+                      "[--pid PID2 ...] [--timeout-s 600]\n",
                       stderr);
                 return 2;
         }
@@ -158,11 +194,9 @@ int main(int argc, char **argv) {
         double t_start = now_s(), t0 = 0, cpu0 = 0, next = t_start + 1;
         int64_t c0 = -1, sum = 0;
         for (;;) {
-                double cpu_now = cpu_s(pid);
-                if (cpu_now < 0) {
-                        fprintf(stderr, "gp-benchwait: process %ld is gone\n", pid);
+                double cpu_now = cpu_all(pids, npids);
+                if (cpu_now < 0)
                         return 1;
-                }
                 double t = now_s();
                 if (!rd_kafka_committed(rk, l, 10000)) {
                         sum = 0;
@@ -176,7 +210,7 @@ int main(int argc, char **argv) {
                         cpu0 = cpu_now;
                 }
                 if (sum >= end) {
-                        double secs = t - t0, cpu = cpu_s(pid) - cpu0;
+                        double secs = t - t0, cpu = cpu_all(pids, npids) - cpu0;
                         int64_t n = sum - c0;
                         if (n <= 0 || secs <= 0) {
                                 fprintf(stderr,
@@ -187,7 +221,7 @@ int main(int argc, char **argv) {
                         printf("records=%" PRId64 " seconds=%.3f rate=%.0f cpu_s=%.2f "
                                "cpu_s_per_m=%.2f rss_mb=%.1f\n",
                                n, secs, (double)n / secs, cpu, cpu * 1e6 / (double)n,
-                               rss_mb(pid));
+                               rss_all(pids, npids));
                         break;
                 }
                 if (t >= next) {
