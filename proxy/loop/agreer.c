@@ -30,7 +30,7 @@ struct gp_agreer {
         gp_agreed_t got; /* for got_old -> got_new */
         gp_colour_t got_old, got_new;
         bool have;
-        uint64_t gen; /* +1 per change of what is asked: a read of another ask is dropped */
+        uint64_t gen;   /* +1 per change of what is asked: a read of another ask is dropped */
         char said[256]; /* the thread's last logged trouble */
 };
 

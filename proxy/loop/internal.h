@@ -138,8 +138,9 @@ struct gp_proxy {
 
         /* gate.membership=group (group.c) */
         bool group;
-        gp_agreer_t *agree;  /* the agreement on T; NULL: not started */
-        int64_t agree_since; /* wall ms the open transition was seen, -1: none */
+        gp_agreer_t *agree;   /* the agreement on T; NULL: not started */
+        int64_t agree_since;  /* wall ms the open transition was seen, -1: none */
+        char map_t_note[200]; /* gate-proxy.error: another T in the map */
         bool gate_known; /* gate holds committed decisions (false while nothing is owned) */
         bool closing;    /* the consumer is closing: a rebalance only unassigns */
         bool assigned;   /* the group has given an assignment (maybe empty) */

@@ -43,9 +43,17 @@
 /* gate-proxy.error: the first of a bad control map, a refused request,
  * held partitions; "" when all is well. Each source keeps its own, so one
  * clearing does not hide another. */
-static const char *current_error(const gp_proxy_t *p) {
+static const char *current_error(gp_proxy_t *p) {
         if (p->ctl_error[0])
                 return p->ctl_error;
+        int64_t other = p->group && p->status ? gp_status_other_cutoff(p->status) : GP_TS_NONE;
+        if (other != GP_TS_NONE) {
+                snprintf(p->map_t_note, sizeof p->map_t_note,
+                         "the map stores the cutoff %" PRId64 ", not the T=%" PRId64
+                         " every partition routes by; not followed, not written over",
+                         other, p->cgate.cutoff);
+                return p->map_t_note;
+        }
         if (p->last_refusal[0])
                 return p->last_refusal;
         for (int i = 0; i < p->n_topics; i++)
@@ -322,6 +330,19 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
                 gp_gate_step(&p->gate, p->pptrs, p->n_pptrs, ctl, wv, &p->gconf, now, &st);
         if (p->group) {
                 group_note(p, ctl == &own);
+                if (!p->agree && p->gate.phase == GP_PHASE_WAITING) {
+                        /* The agreement thread starts with the first
+                         * transition this instance waits in. */
+                        const char *names[p->n_topics > 0 ? p->n_topics : 1];
+                        gp_err_t aerr;
+                        for (int t = 0; t < p->n_topics; t++)
+                                names[t] = p->topics[t].name;
+                        if (!(p->agree = gp_agreer_new(p->conf, names, p->n_topics, &aerr))) {
+                                gp_error("%s; exiting (code %d) for a restart", aerr.msg,
+                                         GP_EXIT_FATAL);
+                                return TASK_FATAL;
+                        }
+                }
                 if (p->agree)
                         agreement(p, gp_ctl_current(p->ctl), now);
         }
@@ -653,14 +674,7 @@ int gp_proxy_run(gp_proxy_t *p) {
                  * assignments (group.c). */
                 gp_gate_from_control(&p->gate, gp_ctl_current(p->ctl), gp_now_ms());
                 p->cgate = p->gate;
-                const char *names[p->n_topics > 0 ? p->n_topics : 1];
-                for (int t = 0; t < p->n_topics; t++)
-                        names[t] = p->topics[t].name;
                 p->agree_since = -1;
-                if (!(p->agree = gp_agreer_new(p->conf, names, p->n_topics, &err))) {
-                        gp_error("%s", err.msg);
-                        return GP_EXIT_FATAL;
-                }
                 if (gp_group_subscribe(p, &err)) {
                         gp_error("%s", err.msg);
                         return GP_EXIT_FATAL;
