@@ -12,17 +12,18 @@ static int put_ts(char *b, size_t len, int64_t v) {
 }
 
 int gp_ckpt_encode(const gp_gate_t *g, const gp_part_t *p, char *buf, size_t len) {
-        char t[24], tw[24], hi[24];
+        char t[24], tw[24], hi[24], pr[24];
         put_ts(t, sizeof(t), g->cutoff);
+        put_ts(pr, sizeof(pr), p->promise);
         put_ts(tw, sizeof(tw), g->cutoff_wall);
         put_ts(hi, sizeof(hi), p->hi);
         int n = snprintf(buf, len,
-                         "gp1 seq=%" PRId64 " ph=%s old=%s new=%s T=%s tw=%s hi=%s "
+                         "gp2 seq=%" PRId64 " ph=%s old=%s new=%s T=%s tw=%s hi=%s "
                          "n=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " late=%" PRIu64 " st=%" PRIu64
-                         ",%" PRIu64,
+                         ",%" PRIu64 " pr=%s cl=%d",
                          g->seq, gp_phase_name(g->phase), gp_colour_name(g->old_c),
                          gp_colour_name(g->new_c), t, tw, hi, p->n[0], p->n[1], p->n[2],
-                         p->late, p->since_t[0], p->since_t[1]);
+                         p->late, p->since_t[0], p->since_t[1], pr, p->closed ? 1 : 0);
         return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
@@ -104,8 +105,10 @@ int gp_ckpt_decode(const char *buf, size_t len, gp_gate_t *g, gp_part_t *p, char
         const char *field = "gp1";
 
         memset(&ng, 0, sizeof(ng));
-        if (len < 4 || memcmp(buf, "gp1 ", 4)) {
-                snprintf(err, errlen, "not a gate-proxy checkpoint (no 'gp1' prefix)");
+        bool v2 = len >= 4 && !memcmp(buf, "gp2 ", 4);
+        if (!v2 && (len < 4 || memcmp(buf, "gp1 ", 4))) {
+                snprintf(err, errlen,
+                         "not a gate-proxy checkpoint (no 'gp1' or 'gp2' prefix)");
                 return -1;
         }
         c.p += 4;
@@ -126,10 +129,21 @@ int gp_ckpt_decode(const char *buf, size_t len, gp_gate_t *g, gp_part_t *p, char
             (field = "late", get_u64s(&c, field, &np.late, 1)) ||
             (field = "st", get_u64s(&c, field, np.since_t, 2)))
                 goto bad;
-        /* next_field steps over the separator after 'st', so a trailing
-         * space would leave c.p == c.end: check the last byte as well. */
+        np.promise = GP_TS_NONE;
+        np.closed = false;
+        if (v2) {
+                uint64_t cl;
+                if ((field = "pr", get_ts(&c, field, &np.promise)) ||
+                    (field = "cl", get_u64s(&c, field, &cl, 1)) || cl > 1)
+                        goto bad;
+                np.closed = cl == 1;
+        }
+        /* next_field steps over the separator after the last field, so a
+         * trailing space would leave c.p == c.end: check the last byte as
+         * well. */
         if (c.p != c.end || buf[len - 1] == ' ') {
-                snprintf(err, errlen, "checkpoint: trailing data after 'st'");
+                snprintf(err, errlen, "checkpoint: trailing data after '%s'",
+                         v2 ? "cl" : "st");
                 return -1;
         }
         if ((ng.phase == GP_PHASE_SPLIT || ng.phase == GP_PHASE_CLOSED) &&

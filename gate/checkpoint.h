@@ -5,11 +5,15 @@
  * partition of one commit, with a sequence number so the newest wins) and
  * that partition's own counters:
  *
- *   gp1 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123
- *       hi=1699999999000 n=10,3,0 late=0 st=2,3
+ *   gp2 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123
+ *       hi=1699999999000 n=10,3,0 late=0 st=2,3 pr=1700000000000 cl=0
  *
- * ("-" for an unset time). Decoding is strict: any unknown field, missing
- * field or bad number is an error, never a guess.
+ * ("-" for an unset time). pr is the partition's promise for the open
+ * transition (gate/agree.h) and cl whether the partition closed the old
+ * side by its own watermark. A "gp1" line (written before pr and cl
+ * existed) is the same line without them; it decodes with no promise and
+ * cl=0. Decoding is strict: any unknown field, missing field or bad number
+ * is an error, never a guess.
  * Pure: libc only. */
 #ifndef GP_GATE_CHECKPOINT_H
 #define GP_GATE_CHECKPOINT_H
@@ -17,7 +21,7 @@
 #include "gate/gate.h"
 
 /* Enough for the longest line (every number at 20 digits). */
-#define GP_CKPT_MAX 320
+#define GP_CKPT_MAX 384
 
 /* Writes the line into buf (NUL-terminated); returns its length, or -1 if
  * len is too small. */

@@ -46,7 +46,7 @@ void gp_gate_init(gp_gate_t *g, gp_colour_t owner) {
 }
 
 void gp_part_init(gp_part_t *p, int64_t now) {
-        *p = (gp_part_t){.hi = GP_TS_NONE, .last_wall = now};
+        *p = (gp_part_t){.hi = GP_TS_NONE, .last_wall = now, .promise = GP_TS_NONE};
 }
 
 gp_colour_t gp_gate_owner(const gp_gate_t *g) {

@@ -56,6 +56,10 @@ typedef struct gp_part {
         uint64_t n[3];       /* records per destination (blue, green, dlq) */
         uint64_t late;       /* records with ts < T after the close */
         uint64_t since_t[2]; /* records per colour since the current T was chosen */
+        int64_t promise;     /* the partition's promise for the open transition
+                                (gate/agree.h), GP_TS_NONE: none made */
+        bool closed;         /* the partition closed the old side of the
+                                transition by its own watermark */
 } gp_part_t;
 
 /* The watermark over all partitions, computed at a transaction boundary. */

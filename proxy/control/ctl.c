@@ -22,6 +22,7 @@ struct gp_ctl {
          * status keys may go into it (with this version), decisions not. */
         char bad_rv[64];
         uint64_t conflicts; /* writes that met a moved resourceVersion */
+        bool cas_cutoff;    /* the cutoff is written only where none is stored */
 };
 
 gp_ctl_t *gp_ctl_new(const gp_ctl_ops_t *ops, void *be) {
@@ -128,6 +129,19 @@ gp_errcode_t gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n,
                         return gp_err_set(err, GP_ERR_DROPPED,
                                           "%s: the map moved on to another transition",
                                           c->ops->describe(c->be));
+                /* With gp_ctl_cas_cutoff, a cutoff goes only into a map
+                 * that stores none (compare-and-set on "no T stored",
+                 * against the version just read): one stored meanwhile,
+                 * the same or another, is never written over. */
+                if (base && c->cas_cutoff && c->cur.wm_stage == GP_WMS_SET &&
+                    c->cur.toggle != GP_TS_NONE)
+                        for (size_t i = 0; i < n; i++)
+                                if (!strcmp(patch[i].key, GP_KEY_TOGGLE))
+                                        return gp_err_set(err, GP_ERR_DROPPED,
+                                                          "%s: a cutoff is stored already "
+                                                          "(%lld); not written over",
+                                                          c->ops->describe(c->be),
+                                                          (long long)c->cur.toggle);
                 /* Read and decided; a test may hold the proxy here. */
                 GP_FAULT(base ? "before-decision-write" : "before-status-write");
                 gp_errcode_t rc = c->ops->write(
@@ -152,6 +166,10 @@ gp_errcode_t gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n,
         }
         return gp_err_set(err, GP_ERR_CONFLICT, "%s: still conflicting after 8 attempts",
                           c->ops->describe(c->be));
+}
+
+void gp_ctl_cas_cutoff(gp_ctl_t *c, bool on) {
+        c->cas_cutoff = on;
 }
 
 gp_cm_t *gp_ctl_load(gp_ctl_t *c, gp_err_t *err) {

@@ -89,6 +89,12 @@ const gp_cm_t *gp_ctl_document(const gp_ctl_t *c);
 gp_errcode_t gp_ctl_patch(gp_ctl_t *c, const gp_kv_t *patch, size_t n,
                           const gp_control_t *base, gp_err_t *err);
 
+/* on: gp_ctl_patch with a base writes the cutoff (watermark-toggle-value)
+ * only into a map that stores none, checked on the document its write is
+ * conditional on; a stored one drops the write (GP_ERR_DROPPED).
+ * gate.membership=group, where the cutoff is written once. */
+void gp_ctl_cas_cutoff(gp_ctl_t *c, bool on);
+
 /* For the CLI, which decides for itself: the document as it is now
  * (caller destroys; NULL with err); a backend write as is (no re-read, no
  * transition check): GP_OK, GP_ERR_CONFLICT or another error; the

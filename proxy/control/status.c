@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gate/agree.h"
 #include "gate/control.h"
 #include "os/clock.h"
 #include "proxy/control/ctl.h"
@@ -35,6 +36,8 @@ struct gp_status {
         bool have_gate, gate_new;
         uint64_t posted, done;          /* posts made, and the last one written */
         uint64_t writes[GP_MAP_WRITES]; /* by outcome (gp_status_writes) */
+        bool cas_cutoff;                /* gate.membership=group */
+        int64_t other_cutoff;           /* another T found in the map, GP_TS_NONE */
         /* The thread's copy of st, written outside the lock; allocated
          * with the rest by gp_status_new, so the thread needs no memory of
          * its own. */
@@ -77,6 +80,30 @@ static void write_status(gp_status_t *s, const gp_status_kv_t *st) {
 static int publish(gp_status_t *s, const gp_gate_t *g) {
         const gp_control_t *ctl = gp_ctl_current(s->ctl);
         gp_publish_t pub;
+        if (s->cas_cutoff && ctl && g->cutoff != GP_TS_NONE &&
+            (g->phase == GP_PHASE_SPLIT || g->phase == GP_PHASE_CLOSED) &&
+            ctl->stage == GP_STAGE_TRANSITIONING && !ctl->is_first &&
+            ctl->active == g->new_c) {
+                /* The map's T is publication, written once: another T
+                 * there is reported and never followed nor written over,
+                 * and CLEAR_TO_TEARDOWN waits (gp_agree_clear). */
+                int64_t stored = ctl->wm_stage == GP_WMS_SET ? ctl->toggle : GP_TS_NONE;
+                int64_t other = gp_agree_map(stored, g->cutoff) == GP_AGREE_MAP_CONFLICT
+                                        ? stored
+                                        : GP_TS_NONE;
+                pthread_mutex_lock(&s->lock);
+                int64_t was = s->other_cutoff;
+                s->other_cutoff = other;
+                pthread_mutex_unlock(&s->lock);
+                if (other != was && other != GP_TS_NONE)
+                        gp_warn("the map stores the cutoff %" PRId64 ", not the T=%" PRId64
+                                " every partition routes by: reported, not followed, not "
+                                "written over; CLEAR_TO_TEARDOWN waits until the map shows "
+                                "T",
+                                other, g->cutoff);
+                if (other != GP_TS_NONE)
+                        return 0;
+        }
         if (!ctl || !gp_gate_publication(g, ctl, &pub))
                 return 0;
         gp_control_t base = *ctl;
@@ -165,8 +192,11 @@ gp_status_t *gp_status_new(const gp_conf_t *conf, gp_err_t *err) {
         }
         pthread_mutex_init(&s->lock, NULL);
         gp_cond_init_mono(&s->cond);
+        s->other_cutoff = GP_TS_NONE;
+        s->cas_cutoff = conf->membership == GP_MEMBER_GROUP;
         if (!(s->ctl = gp_ctl_new_conf(conf, err)))
                 goto fail;
+        gp_ctl_cas_cutoff(s->ctl, s->cas_cutoff);
         if (pthread_create(&s->thread, NULL, run, s)) {
                 gp_err_set(err, GP_ERR_FAIL, "status writer: cannot start its thread");
                 goto fail;
@@ -244,4 +274,11 @@ int gp_status_flush(gp_status_t *s, int64_t wait_ms) {
         rc = s->done >= want ? 0 : -1;
         pthread_mutex_unlock(&s->lock);
         return rc;
+}
+
+int64_t gp_status_other_cutoff(gp_status_t *s) {
+        pthread_mutex_lock(&s->lock);
+        int64_t v = s->other_cutoff;
+        pthread_mutex_unlock(&s->lock);
+        return v;
 }

@@ -53,4 +53,9 @@ int gp_status_flush(gp_status_t *s, int64_t wait_ms);
 #define GP_MAP_WRITES 5 /* written, dropped, invalid, error; conflicts */
 void gp_status_writes(gp_status_t *s, uint64_t out[GP_MAP_WRITES]);
 
+/* gate.membership=group: a cutoff the map stores that is not the T the
+ * committed gate routes by (reported, never followed nor written over),
+ * GP_TS_NONE when none. */
+int64_t gp_status_other_cutoff(gp_status_t *s);
+
 #endif

@@ -105,6 +105,7 @@ static void drop(gp_proxy_t *p, rd_kafka_topic_partition_list_t *gone) {
                         ps->hold = false;
                         p->n_hold--;
                 }
+                ps->ahold = false;
                 ps->owned = false;
                 ps->colourless = false;
                 ps->work = ps->done;
@@ -354,6 +355,7 @@ static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
                 ps->done = ps->work;
                 ps->owned = true;
                 ps->hold = false;
+                ps->ahold = false;
                 /* Held (paused) until discovery finds the colour topics grown. */
                 ps->colourless = tp->partition >= t->placed;
                 pthread_mutex_lock(&p->lock);

@@ -27,6 +27,7 @@
 #include "gate/extract.h"
 #include "gate/gate.h"
 #include "proxy/control/ctl.h"
+#include "proxy/loop/agreer.h"
 #include "proxy/loop/drainer.h"
 #include "proxy/loop/fetchwake.h"
 #include "proxy/loop/proxy.h"
@@ -51,6 +52,10 @@ typedef struct gp_pslot {
         gp_pstate_t work, done;
         bool hold;
         uint32_t hold_id;
+        /* group: held by the agreement (gate/agree.h): paused at the first
+         * record at or above the partition's promise until T is known. */
+        bool ahold;
+        bool ahold_unpromised; /* ... held before it had a promise */
         /* This process reads the partition: every one with assign; with
          * group, those the group gave it. Routing, the watermark, the
          * checkpoint list, the counts, lags and the drain check see only
@@ -133,6 +138,9 @@ struct gp_proxy {
 
         /* gate.membership=group (group.c) */
         bool group;
+        gp_agreer_t *agree;   /* the agreement on T; NULL: not started */
+        int64_t agree_since;  /* wall ms the open transition was seen, -1: none */
+        char map_t_note[200]; /* gate-proxy.error: another T in the map */
         bool gate_known; /* gate holds committed decisions (false while nothing is owned) */
         bool closing;    /* the consumer is closing: a rebalance only unassigns */
         bool assigned;   /* the group has given an assignment (maybe empty) */
@@ -224,6 +232,13 @@ bool gp_record_schema_unknown(gp_proxy_t *p, const rd_kafka_message_t *m, int64_
  * of that partition's batch are not handled, and come again on resume)
  * and asks the registry's thread for id; gp_record_release resumes it. */
 void gp_record_hold(gp_proxy_t *p, gp_tslot_t *t, const rd_kafka_message_t *m, uint32_t id);
+/* What gp_record_handle returns when the agreement holds the record's
+ * partition at it (paused there, nothing produced). */
+#define GP_RECORD_HELD 2
+/* Resumes the partitions the agreement holds: all of them (T is known,
+ * or no transition is open), or only those held before they had a
+ * promise and that have one now. */
+void gp_record_agree_release(gp_proxy_t *p, bool all);
 /* Takes the registry's answers and resumes the partitions they release;
  * keeps held partitions from counting as idle. -1: an answer was
  * registry-unavailable with schema.registry.on-failure=exit. */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate/agree.h"
 #include "gate/control.h"
 #include "gate/timeparse.h"
 #include "proxy/base/fault.h"
@@ -42,9 +43,17 @@
 /* gate-proxy.error: the first of a bad control map, a refused request,
  * held partitions; "" when all is well. Each source keeps its own, so one
  * clearing does not hide another. */
-static const char *current_error(const gp_proxy_t *p) {
+static const char *current_error(gp_proxy_t *p) {
         if (p->ctl_error[0])
                 return p->ctl_error;
+        int64_t other = p->group && p->status ? gp_status_other_cutoff(p->status) : GP_TS_NONE;
+        if (other != GP_TS_NONE) {
+                snprintf(p->map_t_note, sizeof p->map_t_note,
+                         "the map stores the cutoff %" PRId64 ", not the T=%" PRId64
+                         " every partition routes by; not followed, not written over",
+                         other, p->cgate.cutoff);
+                return p->map_t_note;
+        }
         if (p->last_refusal[0])
                 return p->last_refusal;
         for (int i = 0; i < p->n_topics; i++)
@@ -170,24 +179,97 @@ static void group_note(gp_proxy_t *p, bool held) {
         size_t all = 0;
         for (int t = 0; t < p->n_topics; t++)
                 all += (size_t)p->topics[t].n;
-        if (held && (p->gate.phase == GP_PHASE_WAITING || p->gate.phase == GP_PHASE_SPLIT))
+        if (held && p->gate.phase == GP_PHASE_SPLIT)
                 snprintf(note, sizeof note,
-                         "%s: this instance owns %zu of %zu partitions; %s needs every "
-                         "partition's watermark, so the cross-instance agreement on T (not "
-                         "built yet); meanwhile %s",
-                         p->gate.phase == GP_PHASE_WAITING ? "T not chosen"
-                                                           : "old side not closed",
-                         p->n_pptrs, all,
-                         p->gate.phase == GP_PHASE_WAITING ? "choosing T" : "closing",
-                         p->gate.phase == GP_PHASE_WAITING
-                                 ? "every record goes to the old colour"
-                                 : "records go by the committed T");
+                         "old side not closed: this instance owns %zu of %zu partitions; "
+                         "closing needs every partition's watermark; meanwhile records go "
+                         "by the committed T",
+                         p->n_pptrs, all);
         if (strcmp(note, p->group_note)) {
                 if (note[0])
                         gp_warn("%s", note);
                 else if (p->group_note[0])
                         gp_info("this instance owns every partition again: it may decide");
                 snprintf(p->group_note, sizeof p->group_note, "%s", note);
+        }
+}
+
+/* gate.membership=group, at every boundary (docs/DESIGN.md, Scale-out:
+ * one T for N instances): while a transition waits for T, each owned
+ * partition without a promise makes one (gate/agree.h), committed with
+ * the next transaction; once the agreement thread finds T in the
+ * committed checkpoints of every partition, the gate splits at it and
+ * the held partitions go on. */
+static void agreement(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
+        if (p->gate.phase != GP_PHASE_WAITING) {
+                for (size_t i = 0; i < p->n_pptrs; i++)
+                        p->pptrs[i]->promise = GP_TS_NONE;
+                if (p->agree_since >= 0) {
+                        gp_agreer_idle(p->agree);
+                        gp_record_agree_release(p, true);
+                        p->agree_since = -1;
+                }
+                return;
+        }
+        if (p->agree_since < 0)
+                p->agree_since = now;
+        gp_agreed_t ag;
+        gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, &ag);
+        if (ag.cutoff != GP_TS_NONE) {
+                gp_gate_t line = p->gate;
+                char why[256];
+                line.phase = GP_PHASE_SPLIT;
+                line.cutoff = ag.cutoff;
+                line.cutoff_wall = now;
+                if (gp_gate_adopt(&p->gate, &line, why, sizeof why) < 0) {
+                        gp_warn("agreement: T=%" PRId64 " not taken: %s", ag.cutoff, why);
+                        return;
+                }
+                for (size_t i = 0; i < p->n_pptrs; i++) {
+                        p->pptrs[i]->since_t[0] = p->pptrs[i]->since_t[1] = 0;
+                        p->pptrs[i]->promise = GP_TS_NONE;
+                }
+                p->need_commit = true;
+                gp_info("cutoff agreed: T=%" PRId64 " from the committed promises of %zu "
+                        "partition(s), %" PRId64 " ms after this instance saw the "
+                        "transition %s -> %s",
+                        ag.cutoff, ag.parts, now - p->agree_since,
+                        gp_colour_name(p->gate.old_c), gp_colour_name(p->gate.new_c));
+                gp_record_agree_release(p, true);
+                gp_agreer_idle(p->agree);
+                p->agree_since = -1;
+                return;
+        }
+        bool made = false;
+        for (size_t i = 0; i < p->n_pptrs; i++) {
+                gp_part_t *pt = p->pptrs[i];
+                if (pt->promise != GP_TS_NONE)
+                        continue;
+                gp_agree_basis_t b = {
+                        .asked = ctl->req_cutoff,
+                        .part_wm = pt->hi == GP_TS_NONE
+                                           ? GP_TS_NONE
+                                           : pt->hi - p->gconf.out_of_orderness_ms,
+                        .inst_wm = p->wv.wm,
+                        .now = now,
+                        .delay_ms = ctl->delay_ms,
+                        .align_ms =
+                                ctl->req_align_ms > 0 ? ctl->req_align_ms : p->gconf.align_ms,
+                        .late = ag.any,
+                };
+                if (b.align_ms < 1)
+                        b.align_ms = 1;
+                pt->promise = gp_agree_promise(pt->hi, &b);
+                if (pt->promise == GP_TS_NONE)
+                        gp_warn("agreement: no promise can be made (highest event time "
+                                "%" PRId64 "): the partition holds",
+                                pt->hi);
+                else
+                        made = true;
+        }
+        if (made) {
+                p->need_commit = true;
+                gp_record_agree_release(p, false);
         }
 }
 
@@ -229,11 +311,13 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
                 /* Nothing owned: no partition to checkpoint a decision in. */
                 if (!p->gate_known || !p->n_pptrs)
                         return TASK_ON;
-                if (!gp_group_owns_all(p) && ctl->stage == GP_STAGE_TRANSITIONING) {
-                        /* Choosing T and closing rest on every partition's
-                         * watermark: taken only by an instance that owns them
-                         * all (docs/DESIGN.md, Scale-out). The transition
-                         * itself, an abort and a forced close still apply. */
+                if (ctl->stage == GP_STAGE_TRANSITIONING &&
+                    (p->gate.phase != GP_PHASE_SPLIT || !gp_group_owns_all(p))) {
+                        /* T comes from the agreement (agreement()); closing
+                         * rests on every partition's watermark: taken only
+                         * by an instance that owns them all (docs/DESIGN.md,
+                         * Scale-out). The transition itself, an abort and a
+                         * forced close still apply. */
                         own = *ctl;
                         own.stage = GP_STAGE_INITIALIZING;
                         ctl = &own;
@@ -244,8 +328,24 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
         gp_gate_t before = p->gate;
         int changed =
                 gp_gate_step(&p->gate, p->pptrs, p->n_pptrs, ctl, wv, &p->gconf, now, &st);
-        if (p->group)
+        if (p->group) {
                 group_note(p, ctl == &own);
+                if (!p->agree && p->gate.phase == GP_PHASE_WAITING) {
+                        /* The agreement thread starts with the first
+                         * transition this instance waits in. */
+                        const char *names[p->n_topics > 0 ? p->n_topics : 1];
+                        gp_err_t aerr;
+                        for (int t = 0; t < p->n_topics; t++)
+                                names[t] = p->topics[t].name;
+                        if (!(p->agree = gp_agreer_new(p->conf, names, p->n_topics, &aerr))) {
+                                gp_error("%s; exiting (code %d) for a restart", aerr.msg,
+                                         GP_EXIT_FATAL);
+                                return TASK_FATAL;
+                        }
+                }
+                if (p->agree)
+                        agreement(p, gp_ctl_current(p->ctl), now);
+        }
         if (changed) {
                 p->need_commit = true;
                 if (st.events & GP_EV_TRANSITION)
@@ -364,7 +464,8 @@ static gp_tslot_t *routable(gp_proxy_t *p, const rd_kafka_message_t *m) {
         gp_tslot_t *t;
         if (m->err || !(t = gp_topics_slot(p, m->rkt)) || m->partition >= t->n ||
             !t->parts[m->partition].owned || t->parts[m->partition].colourless ||
-            m->offset < t->parts[m->partition].work.pos || t->parts[m->partition].hold)
+            m->offset < t->parts[m->partition].work.pos || t->parts[m->partition].hold ||
+            t->parts[m->partition].ahold)
                 return NULL;
         return t;
 }
@@ -455,7 +556,10 @@ static gp_txres_t window(gp_proxy_t *p, task_t *tasks, size_t n_tasks,
                         }
                         if (r == GP_TX_OK) {
                                 GP_FAULT("before-produce");
-                                if (gp_record_handle(p, t, m, now, bmono))
+                                int hr = gp_record_handle(p, t, m, now, bmono);
+                                if (hr == GP_RECORD_HELD)
+                                        count--;
+                                else if (hr)
                                         r = GP_TX_ABORT;
                                 count++;
                         }
@@ -571,6 +675,7 @@ int gp_proxy_run(gp_proxy_t *p) {
                  * assignments (group.c). */
                 gp_gate_from_control(&p->gate, gp_ctl_current(p->ctl), gp_now_ms());
                 p->cgate = p->gate;
+                p->agree_since = -1;
                 if (gp_group_subscribe(p, &err)) {
                         gp_error("%s", err.msg);
                         return GP_EXIT_FATAL;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate/agree.h"
 #include "gate/control.h"
 #include "proxy/loop/internal.h"
 #include "proxy/base/log.h"
@@ -105,6 +106,9 @@ static int avro_schema(gp_proxy_t *p, gp_record_view_t *rv, int64_t mono, gp_bad
         return 0;
 }
 
+static void pause_at(gp_proxy_t *p, const char *topic, int32_t part, int64_t offset,
+                     bool pause);
+
 int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_t now,
                      int64_t mono) {
         gp_pslot_t *ps = &t->parts[m->partition];
@@ -139,6 +143,21 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                 }
                 if (gp_extract_ts(&p->ex, &rv, &ts, &bad))
                         ts = GP_TS_NONE;
+        }
+        if (!refuse && p->group && p->gate.phase == GP_PHASE_WAITING &&
+            (ps->work.st.promise == GP_TS_NONE ||
+             gp_agree_route(ts, ps->work.st.promise, GP_TS_NONE) == GP_AGREE_HOLD)) {
+                /* At or above the partition's promise (or no promise made
+                 * yet): neither colour until T is known; the partition
+                 * stops here, this record is read again on release. */
+                ps->ahold = true;
+                ps->ahold_unpromised = ps->work.st.promise == GP_TS_NONE;
+                pause_at(p, t->name, m->partition, m->offset, true);
+                gp_log_at(GP_LOG_DEBUG, t->name, m->partition,
+                          "%s/%d held at offset %" PRId64 " (event time %" PRId64
+                          ", promise %" PRId64 ") until T is agreed",
+                          t->name, m->partition, m->offset, ts, ps->work.st.promise);
+                return GP_RECORD_HELD;
         }
         gp_dest_t d =
                 refuse ? (late = false, gp_gate_reject(&ps->work.st, now))
@@ -245,8 +264,21 @@ int gp_record_release(gp_proxy_t *p, int64_t now, int64_t mono) {
 }
 
 void gp_record_hold_again(gp_proxy_t *p) {
-        for (int t = 0; t < p->n_topics && p->n_hold; t++)
+        for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n; i++)
-                        if (p->topics[t].parts[i].hold)
+                        if (p->topics[t].parts[i].hold || p->topics[t].parts[i].ahold)
                                 pause_at(p, p->topics[t].name, i, -1, true);
+}
+
+void gp_record_agree_release(gp_proxy_t *p, bool all) {
+        for (int t = 0; t < p->n_topics; t++)
+                for (int i = 0; i < p->topics[t].n; i++) {
+                        gp_pslot_t *ps = &p->topics[t].parts[i];
+                        if (!ps->ahold || (!all && !(ps->ahold_unpromised &&
+                                                     ps->work.st.promise != GP_TS_NONE)))
+                                continue;
+                        ps->ahold = false;
+                        if (!ps->hold && !ps->colourless)
+                                pause_at(p, p->topics[t].name, i, -1, false);
+                }
 }

@@ -283,6 +283,7 @@ void gp_proxy_destroy(gp_proxy_t *p) {
                 rd_kafka_destroy(p->prod);
         for (int i = 0; i < 2; i++)
                 rd_kafka_mem_free(NULL, p->kstats[i]);
+        gp_agreer_destroy(p->agree);
         gp_drainer_destroy(p->drain);
         free(p->lags);
         gp_status_destroy(p->status);

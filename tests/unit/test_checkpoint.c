@@ -39,7 +39,9 @@ static state_t st(const char *row, int64_t seq, gp_phase_t ph, gp_colour_t o, gp
                           .last_wall = 0,
                           .n = {n0, n1, n2},
                           .late = late,
-                          .since_t = {s0, s1}};
+                          .since_t = {s0, s1},
+                          .promise = NONE,
+                          .closed = false};
         return s;
 }
 
@@ -57,9 +59,23 @@ static void assert_same(const char *what, size_t i, const gp_gate_t *ga, const g
         cr_assert_eq(pa->late, pb->late, "%s %zu: late", what, i);
         cr_assert(pa->since_t[0] == pb->since_t[0] && pa->since_t[1] == pb->since_t[1],
                   "%s %zu: since_t", what, i);
+        cr_assert_eq(pa->promise, pb->promise, "%s %zu: promise %" PRId64 " vs %" PRId64, what,
+                     i, pa->promise, pb->promise);
+        cr_assert_eq(pa->closed, pb->closed, "%s %zu: closed", what, i);
 }
 
 #define U64MAX UINT64_MAX
+
+#define OK1_LINE                                                                              \
+        "gp1 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123 "            \
+        "hi=1699999999000 n=10,3,0 late=0 st=2,3"
+#define OK2_NO_TAIL                                                                           \
+        "gp2 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123 "            \
+        "hi=1699999999000 n=10,3,0 late=0 st=2,3"
+#define OK_LINE OK2_NO_TAIL " pr=1700000000000 cl=0"
+
+static void assert_refused(const char *what, size_t i, const char *buf, size_t len,
+                           const char *want_in_err);
 
 static size_t make_states(state_t *s) {
         size_t n = 0;
@@ -89,8 +105,17 @@ static size_t make_states(state_t *s) {
                     1, 2);
         s[n++] = st("aborted without T", 6, GP_PHASE_ABORTED, G, G, NONE, NONE, NONE, 0, 0, 9,
                     0, 0, 0);
+        s[4].p.promise = 1700000000000; /* doc example */
+        s[2].p.promise = MIN1;          /* waiting: GP_AGREE_NOTHING */
+        s[9].p.promise = 1699999940000; /* closed, below T */
+        s[9].p.closed = true;
+        s[n++] = st("split, promise max", 10, GP_PHASE_SPLIT, B, G, INT64_MAX, 0, 0, 0, 0, 0,
+                    0, 0, 0);
+        s[n - 1].p.promise = INT64_MAX;
         s[n++] = st("widest line", INT64_MAX, GP_PHASE_ABORTED, G, G, MIN1, MIN1, MIN1, U64MAX,
                     U64MAX, U64MAX, U64MAX, U64MAX, U64MAX);
+        s[n - 1].p.promise = MIN1;
+        s[n - 1].p.closed = true;
         return n;
 }
 
@@ -129,14 +154,47 @@ Test(checkpoint, documented_format) {
         char line[GP_CKPT_MAX];
         gp_ckpt_encode(&s[4].g, &s[4].p, line, sizeof(line));
         cr_assert_str_eq(line,
-                         "gp1 seq=42 ph=split old=blue new=green T=1700000000000 "
-                         "tw=1700000000123 hi=1699999999000 n=10,3,0 late=0 st=2,3",
+                         "gp2 seq=42 ph=split old=blue new=green T=1700000000000 "
+                         "tw=1700000000123 hi=1699999999000 n=10,3,0 late=0 st=2,3 "
+                         "pr=1700000000000 cl=0",
                          "the example in checkpoint.h");
+        gp_ckpt_encode(&s[9].g, &s[9].p, line, sizeof(line));
+        cr_assert(strstr(line, " pr=1699999940000 cl=1") && line[strlen(line) - 1] == '1',
+                  "closed row: '%s'", line);
         gp_ckpt_encode(&s[0].g, &s[0].p, line, sizeof(line));
         cr_assert_str_eq(line,
-                         "gp1 seq=0 ph=steady old=blue new=blue T=- tw=- hi=- n=0,0,0 late=0 "
-                         "st=0,0",
+                         "gp2 seq=0 ph=steady old=blue new=blue T=- tw=- hi=- n=0,0,0 late=0 "
+                         "st=0,0 pr=- cl=0",
                          "unset times are '-'");
+}
+
+/* A gp1 line (before the promise and the closed flag existed) still
+ * decodes: no promise, not closed; it is written back as gp2. */
+Test(checkpoint, reads_gp1) {
+        const char *old = "gp1 seq=42 ph=split old=blue new=green T=1700000000000 "
+                          "tw=1700000000123 hi=1699999999000 n=10,3,0 late=0 st=2,3";
+        gp_gate_t g;
+        gp_part_t p;
+        gp_part_init(&p, 7);
+        p.promise = 5; /* overwritten */
+        p.closed = true;
+        char err[128] = "";
+        cr_assert_eq(gp_ckpt_decode(old, strlen(old), &g, &p, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(g.seq, 42);
+        cr_assert_eq(g.cutoff, 1700000000000);
+        cr_assert_eq(p.hi, 1699999999000);
+        cr_assert_eq(p.since_t[1], 3u);
+        cr_assert_eq(p.promise, NONE, "a gp1 line has no promise");
+        cr_assert(!p.closed, "a gp1 line is not closed");
+        char line[GP_CKPT_MAX];
+        gp_ckpt_encode(&g, &p, line, sizeof(line));
+        cr_assert_str_eq(line,
+                         "gp2 seq=42 ph=split old=blue new=green T=1700000000000 "
+                         "tw=1700000000123 hi=1699999999000 n=10,3,0 late=0 st=2,3 pr=- cl=0");
+        /* gp1 with the gp2 fields, gp2 without them: refused. */
+        assert_refused("gp1+pr", 0, OK1_LINE " pr=- cl=0", strlen(OK1_LINE " pr=- cl=0"),
+                       "trailing");
+        assert_refused("gp2-pr", 0, OK2_NO_TAIL, strlen(OK2_NO_TAIL), "'pr'");
 }
 
 Test(checkpoint, widest_state_fits) {
@@ -148,10 +206,6 @@ Test(checkpoint, widest_state_fits) {
 }
 
 /* ---- malformed lines ------------------------------------------------- */
-
-#define OK_LINE                                                                               \
-        "gp1 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123 "            \
-        "hi=1699999999000 n=10,3,0 late=0 st=2,3"
 
 static void assert_refused(const char *what, size_t i, const char *buf, size_t len,
                            const char *want_in_err) {
@@ -188,8 +242,23 @@ Test(checkpoint, malformed_lines) {
                 {"", "gp1"},
                 {"gp1", "gp1"},
                 {"gp1 ", "'seq'"},
-                {"gp2 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                {"gp3 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
                  "gp1"},
+                {"gp2 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'pr'"},
+                {"gp2", "gp1"},
+                {OK2_NO_TAIL " pr=x cl=0", "'pr'"},
+                {OK2_NO_TAIL " pr= cl=0", "'pr'"},
+                {OK2_NO_TAIL " pr=01 cl=0", "'pr'"},
+                {OK2_NO_TAIL " pr=-9223372036854775808 cl=0", "'pr'"},
+                {OK2_NO_TAIL " pr=- cl=2", "'cl'"},
+                {OK2_NO_TAIL " pr=- cl=-", "'cl'"},
+                {OK2_NO_TAIL " pr=- cl=01", "'cl'"},
+                {OK2_NO_TAIL " pr=- cl=", "'cl'"},
+                {OK2_NO_TAIL " pr=-", "'cl'"},
+                {OK2_NO_TAIL " cl=0 pr=-", "'pr'"},
+                {OK2_NO_TAIL " pr=- cl=0 cl=0", "trailing"},
+                {OK1_LINE " pr=- cl=0", "trailing"},
                 {"GP1 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
                  "gp1"},
                 {" gp1 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
@@ -205,8 +274,10 @@ Test(checkpoint, malformed_lines) {
                  "'seq'"},
                 {OK_LINE " ", "trailing"},
                 {OK_LINE "  ", NULL},
-                {OK_LINE "\n", "'st'"},
-                {OK_LINE "\r\n", "'st'"},
+                {OK_LINE "\n", "'cl'"},
+                {OK_LINE "\r\n", "'cl'"},
+                {OK1_LINE "\n", "'st'"},
+                {OK1_LINE " ", "trailing"},
                 {OK_LINE " x=1", "trailing"},
                 {OK_LINE " st=2,3", "trailing"},
                 /* numbers */
@@ -370,7 +441,7 @@ Test(checkpoint, structural_mutations) {
         char *save = NULL;
         for (char *w = strtok_r(tmp, " ", &save); w; w = strtok_r(NULL, " ", &save))
                 snprintf(words[nw++], sizeof(words[0]), "%s", w);
-        cr_assert_eq(nw, 11u, "setup: %zu words", nw);
+        cr_assert_eq(nw, 13u, "setup: %zu words", nw);
 
         for (size_t mode = 0; mode < 3; mode++)
                 for (size_t k = (mode == 0 ? 0 : 1); k < nw; k++) {
@@ -398,8 +469,9 @@ Test(checkpoint, structural_mutations) {
                 }
 }
 
-/* Every proper prefix of a line whose last number has one digit is refused
- * (and none crashes: exact-size heap copies under ASan). */
+/* Every proper prefix of a line is refused: the line ends in cl, one
+ * digit after the promise (and none crashes: exact-size heap copies under
+ * ASan). */
 Test(checkpoint, truncated_lines) {
         state_t s[32];
         size_t n = make_states(s);
@@ -407,12 +479,8 @@ Test(checkpoint, truncated_lines) {
                 char line[GP_CKPT_MAX];
                 int len = gp_ckpt_encode(&s[i].g, &s[i].p, line, sizeof(line));
                 cr_assert(len > 0, "row %zu", i);
-                /* Where the last number starts: a cut inside it leaves a
-                 * shorter number, which is a valid line. */
-                size_t last = (size_t)(strrchr(line, ',') - line) + 1;
+                cr_assert(!strncmp(line + len - 5, " cl=", 4), "row %zu: ends '%s'", i, line);
                 for (size_t cut = 0; cut < (size_t)len; cut++) {
-                        if (cut > last)
-                                continue;
                         char what[64];
                         snprintf(what, sizeof(what), "row %zu '%s' cut at", i, s[i].row);
                         assert_refused(what, cut, line, cut, NULL);

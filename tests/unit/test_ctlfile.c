@@ -207,3 +207,84 @@ Test(ctlfile, status_goes_into_a_map_with_a_bad_value) {
         cr_assert_neq(gp_ctl_error(c)[0], '\0');
         gp_ctl_destroy(c);
 }
+
+#define DOC_T(rv, toggle)                                                                     \
+        "{\"metadata\":{\"resourceVersion\":\"" rv "\"},\"data\":{"                           \
+        "\"active-deployment-type\":\"GREEN\",\"stage\":\"TRANSITIONING\","                   \
+        "\"is-first-deployment\":\"false\",\"watermark-stage\":\"WATERMARK_SET\","            \
+        "\"watermark-toggle-value\":\"" toggle "\"}}"
+
+static void assert_stored(const char *want) {
+        gp_err_t err;
+        gp_cm_t *now = gp_ctlfile_load(path, &err);
+        cr_assert_not_null(now, "%s", err.msg);
+        cr_assert_str_eq(gp_cm_get(now, "watermark-toggle-value"), want);
+        gp_cm_destroy(now);
+}
+
+/* gate.membership=group: the cutoff is written by compare-and-set on "no
+ * T stored"; a stored one, the same or another, is never written over,
+ * also when it was stored between the read and the write. */
+Test(ctlfile, cas_cutoff_never_writes_over_a_stored_cutoff) {
+        gp_ctl_t *c = gp_ctl_new_file(path);
+        gp_err_t err;
+        gp_ctl_cas_cutoff(c, true);
+        gp_kv_t kv[] = {{"watermark-stage", "WATERMARK_SET"},
+                        {"watermark-toggle-value", "7000"}};
+
+        put(DOC_T("1", "5000"));
+        cr_assert_eq(gp_ctl_poll(c, false), 1);
+        gp_control_t base = *gp_ctl_current(c);
+        cr_assert_eq(gp_ctl_patch(c, kv, 2, &base, &err), GP_ERR_DROPPED, "written over");
+        cr_assert(strstr(err.msg, "5000"), "%s", err.msg);
+        assert_stored("5000");
+
+        /* No T stored: written. */
+        put("{\"metadata\":{\"resourceVersion\":\"3\"},\"data\":{"
+            "\"active-deployment-type\":\"GREEN\",\"stage\":\"TRANSITIONING\","
+            "\"is-first-deployment\":\"false\",\"watermark-stage\":\"WAITING_FOR_WATERMARK\"}"
+            "}");
+        cr_assert_eq(gp_ctl_poll(c, false), 1);
+        base = *gp_ctl_current(c);
+        cr_assert_eq(gp_ctl_patch(c, kv, 2, &base, &err), GP_OK, "%s", err.msg);
+        assert_stored("7000");
+        gp_kv_t kv2[] = {{"watermark-toggle-value", "9000"}};
+        base = *gp_ctl_current(c);
+        cr_assert_eq(gp_ctl_patch(c, kv2, 1, &base, &err), GP_ERR_DROPPED);
+        assert_stored("7000");
+
+        /* Stored by another writer between our read and our write: the
+         * conditional write meets a moved version, the re-read sees the
+         * T, nothing is written over. */
+        put("{\"metadata\":{\"resourceVersion\":\"10\"},\"data\":{"
+            "\"active-deployment-type\":\"GREEN\",\"stage\":\"TRANSITIONING\","
+            "\"is-first-deployment\":\"false\",\"watermark-stage\":\"WAITING_FOR_WATERMARK\"}"
+            "}");
+        cr_assert_eq(gp_ctl_poll(c, false), 1);
+        base = *gp_ctl_current(c);
+        gp_kv_t other[] = {{"watermark-stage", "WATERMARK_SET"},
+                           {"watermark-toggle-value", "3000"}};
+        cr_assert_eq(gp_ctlfile_update(path, NULL, other, 2, NULL, &err), GP_OK, "%s",
+                     err.msg);
+        cr_assert_eq(gp_ctl_patch(c, kv, 2, &base, &err), GP_ERR_DROPPED, "written over");
+        cr_assert_geq(gp_ctl_conflicts(c), 1u, "the moved version was met");
+        assert_stored("3000");
+
+        /* Status keys still go in. */
+        gp_kv_t st[] = {{"gate-proxy.heartbeat", "y"}};
+        cr_assert_eq(gp_ctl_patch(c, st, 1, NULL, &err), GP_OK, "%s", err.msg);
+        gp_ctl_destroy(c);
+}
+
+/* gate.membership=assign keeps writing the cutoff as before. */
+Test(ctlfile, without_cas_cutoff_the_cutoff_is_written) {
+        gp_ctl_t *c = gp_ctl_new_file(path);
+        gp_err_t err;
+        put(DOC_T("1", "5000"));
+        cr_assert_eq(gp_ctl_poll(c, false), 1);
+        gp_control_t base = *gp_ctl_current(c);
+        gp_kv_t kv[] = {{"watermark-toggle-value", "7000"}};
+        cr_assert_eq(gp_ctl_patch(c, kv, 1, &base, &err), GP_OK, "%s", err.msg);
+        assert_stored("7000");
+        gp_ctl_destroy(c);
+}

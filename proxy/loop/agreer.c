@@ -1,0 +1,228 @@
+/* proxy/loop/agreer.c: the agreement thread (proxy/loop/agreer.h); the
+ * rule is gate/agree.h's. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gate/agree.h"
+#include "gate/checkpoint.h"
+#include "proxy/base/log.h"
+#include "proxy/loop/agreer.h"
+#include "proxy/loop/kafka_clients.h"
+
+#define READ_EVERY_MS 200
+#define WAIT_MS       5000
+
+struct gp_agreer {
+        rd_kafka_t *rk;
+        char **topics;
+        int n_topics;
+        pthread_t thread;
+        bool started;
+        pthread_mutex_t lock; /* guards what follows */
+        pthread_cond_t cond;
+        bool quit;
+        bool want; /* a transition is asked */
+        gp_colour_t old, new_c;
+        gp_agreed_t got; /* for got_old -> got_new */
+        gp_colour_t got_old, got_new;
+        bool have;
+        uint64_t gen;   /* +1 per change of what is asked: a read of another ask is dropped */
+        char said[256]; /* the thread's last logged trouble */
+};
+
+/* Partitions of topic now, or -1. */
+static int count_parts(rd_kafka_t *rk, const char *topic) {
+        rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+        const struct rd_kafka_metadata *md = NULL;
+        int n = -1;
+        if (rkt && !rd_kafka_metadata(rk, 0, rkt, &md, WAIT_MS) && md->topic_cnt == 1 &&
+            !md->topics[0].err)
+                n = md->topics[0].partition_cnt;
+        if (md)
+                rd_kafka_metadata_destroy(md);
+        if (rkt)
+                rd_kafka_topic_destroy(rkt);
+        return n;
+}
+
+/* One read of every partition's committed checkpoint for old -> new_c.
+ * -1: the read failed (out untouched). */
+static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, gp_agreed_t *out) {
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(64);
+        for (int t = 0; t < a->n_topics; t++) {
+                int n = count_parts(a->rk, a->topics[t]);
+                if (n <= 0) {
+                        rd_kafka_topic_partition_list_destroy(l);
+                        return -1;
+                }
+                for (int i = 0; i < n; i++)
+                        rd_kafka_topic_partition_list_add(l, a->topics[t], i);
+        }
+        rd_kafka_resp_err_t e = rd_kafka_committed(a->rk, l, WAIT_MS);
+        if (e) {
+                rd_kafka_topic_partition_list_destroy(l);
+                return -1;
+        }
+        int64_t *pr = calloc((size_t)l->cnt + 1, sizeof(*pr));
+        if (!pr) {
+                rd_kafka_topic_partition_list_destroy(l);
+                return -1;
+        }
+        gp_agreed_t r = {.cutoff = GP_TS_NONE, .parts = (size_t)l->cnt};
+        int64_t known = GP_TS_NONE;
+        for (int i = 0; i < l->cnt; i++) {
+                const rd_kafka_topic_partition_t *tp = &l->elems[i];
+                gp_gate_t g;
+                gp_part_t part;
+                char why[128];
+                pr[i] = GP_TS_NONE;
+                gp_part_init(&part, 0);
+                if (tp->err || !tp->metadata || !tp->metadata_size ||
+                    gp_ckpt_decode(tp->metadata, tp->metadata_size, &g, &part, why,
+                                   sizeof why) ||
+                    g.old_c != old || g.new_c != new_c)
+                        continue;
+                if (g.phase == GP_PHASE_SPLIT && g.cutoff != GP_TS_NONE) {
+                        /* T already taken by the partition's owner: the
+                         * maximum of the promises it read, the same for
+                         * every reader. */
+                        known = g.cutoff;
+                        pr[i] = g.cutoff;
+                } else if (g.phase == GP_PHASE_WAITING)
+                        pr[i] = part.promise;
+                if (pr[i] != GP_TS_NONE) {
+                        r.promised++;
+                        r.any = true;
+                }
+        }
+        r.cutoff = known != GP_TS_NONE ? known : gp_agree_cutoff(pr, (size_t)l->cnt);
+        free(pr);
+        rd_kafka_topic_partition_list_destroy(l);
+        *out = r;
+        return 0;
+}
+
+static void *run(void *arg) {
+        gp_agreer_t *a = arg;
+        pthread_mutex_lock(&a->lock);
+        while (!a->quit) {
+                if (!a->want) {
+                        pthread_cond_wait(&a->cond, &a->lock);
+                        continue;
+                }
+                gp_colour_t old = a->old, new_c = a->new_c;
+                uint64_t gen = a->gen;
+                pthread_mutex_unlock(&a->lock);
+                gp_agreed_t r;
+                int rc = read_all(a, old, new_c, &r);
+                r.read_ms = gp_now_ms();
+                pthread_mutex_lock(&a->lock);
+                if (rc == 0 && gen == a->gen) {
+                        a->got = r;
+                        a->got_old = old;
+                        a->got_new = new_c;
+                        a->have = true;
+                        if (a->said[0])
+                                gp_info("agreement: committed checkpoints readable again");
+                        a->said[0] = '\0';
+                } else if (rc != 0 && !a->said[0]) {
+                        snprintf(a->said, sizeof a->said, "cannot read");
+                        gp_warn("agreement: cannot read the committed checkpoints of every "
+                                "source partition; retrying");
+                }
+                if (a->quit)
+                        break;
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += READ_EVERY_MS * 1000000L;
+                ts.tv_sec += ts.tv_nsec / 1000000000L;
+                ts.tv_nsec %= 1000000000L;
+                pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+        }
+        pthread_mutex_unlock(&a->lock);
+        return NULL;
+}
+
+gp_agreer_t *gp_agreer_new(const gp_conf_t *conf, const char *const *topics, int n,
+                           gp_err_t *err) {
+        gp_agreer_t *a = calloc(1, sizeof(*a));
+        if (!a || !(a->topics = calloc((size_t)n + 1, sizeof(char *)))) {
+                free(a);
+                gp_err_set(err, GP_ERR_NOMEM, "out of memory");
+                return NULL;
+        }
+        pthread_mutex_init(&a->lock, NULL);
+        pthread_cond_init(&a->cond, NULL);
+        for (int i = 0; i < n; i++)
+                if (!(a->topics[a->n_topics++] = strdup(topics[i]))) {
+                        gp_err_set(err, GP_ERR_NOMEM, "out of memory");
+                        goto fail;
+                }
+        rd_kafka_conf_t *kc;
+        int bad = 0;
+        if (!(kc = gp_client_conf(conf, "consumer", err)))
+                goto fail;
+        gp_client_set(kc, "group.id", conf->group_id, err, &bad);
+        gp_client_set(kc, "enable.auto.commit", "false", err, &bad);
+        gp_client_set(kc, "isolation.level", "read_committed", err, &bad);
+        if (bad || !(a->rk = gp_client_new(RD_KAFKA_CONSUMER, kc, err))) {
+                rd_kafka_conf_destroy(kc);
+                goto fail;
+        }
+        if (pthread_create(&a->thread, NULL, run, a)) {
+                gp_err_set(err, GP_ERR_FAIL, "agreement: cannot start its thread");
+                goto fail;
+        }
+        a->started = true;
+        return a;
+fail:
+        gp_agreer_destroy(a);
+        return NULL;
+}
+
+void gp_agreer_destroy(gp_agreer_t *a) {
+        if (!a)
+                return;
+        if (a->started) {
+                pthread_mutex_lock(&a->lock);
+                a->quit = true;
+                pthread_cond_signal(&a->cond);
+                pthread_mutex_unlock(&a->lock);
+                pthread_join(a->thread, NULL);
+        }
+        if (a->rk)
+                rd_kafka_destroy_flags(a->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+        for (int i = 0; i < a->n_topics; i++)
+                free(a->topics[i]);
+        free(a->topics);
+        pthread_cond_destroy(&a->cond);
+        pthread_mutex_destroy(&a->lock);
+        free(a);
+}
+
+void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, gp_agreed_t *out) {
+        *out = (gp_agreed_t){.cutoff = GP_TS_NONE};
+        pthread_mutex_lock(&a->lock);
+        if (!a->want || a->old != old || a->new_c != new_c) {
+                a->want = true;
+                a->old = old;
+                a->new_c = new_c;
+                a->have = false;
+                a->gen++;
+                pthread_cond_signal(&a->cond);
+        } else if (a->have && a->got_old == old && a->got_new == new_c)
+                *out = a->got;
+        pthread_mutex_unlock(&a->lock);
+}
+
+void gp_agreer_idle(gp_agreer_t *a) {
+        pthread_mutex_lock(&a->lock);
+        a->want = false;
+        a->have = false;
+        a->gen++;
+        pthread_mutex_unlock(&a->lock);
+}

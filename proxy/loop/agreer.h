@@ -1,0 +1,42 @@
+/* proxy/loop/agreer.h: the agreement on T beside the loop
+ * (docs/DESIGN.md, Scale-out: one T for N instances).
+ *
+ * gate.membership=group only. A thread with a consumer handle of its own
+ * (the pipeline's group id, never subscribed, so never a member) reads
+ * the committed offsets and checkpoints of every partition of the source
+ * topics while the loop asks about a transition, and computes T from the
+ * committed promises (gp_agree_cutoff), or takes the T a committed
+ * checkpoint of the same transition already holds. The loop asks and
+ * collects between transactions and never waits for it. */
+#ifndef GP_PROXY_LOOP_AGREER_H
+#define GP_PROXY_LOOP_AGREER_H
+
+#include "gate/types.h"
+#include "proxy/conf/conf.h"
+
+typedef struct gp_agreer gp_agreer_t;
+
+/* A thread reading the checkpoints of the n source topics (names copied).
+ * NULL with err set when it cannot start. */
+gp_agreer_t *gp_agreer_new(const gp_conf_t *conf, const char *const *topics, int n,
+                           gp_err_t *err);
+void gp_agreer_destroy(gp_agreer_t *a);
+
+/* What the last read of every partition's committed checkpoint found. */
+typedef struct gp_agreed {
+        int64_t cutoff;  /* T of the transition asked; GP_TS_NONE: not yet */
+        bool any;        /* some partition has a committed promise (or T) of it */
+        size_t parts;    /* partitions read */
+        size_t promised; /* of them with a committed promise (or T) */
+        int64_t read_ms; /* wall ms of that read; 0: none yet */
+} gp_agreed_t;
+
+/* Asks for transition old -> new_c (the thread reads until asked about
+ * another one or gp_agreer_idle) and returns in out what its last read
+ * of this transition found. */
+void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, gp_agreed_t *out);
+
+/* No transition open: the thread stops reading. */
+void gp_agreer_idle(gp_agreer_t *a);
+
+#endif
