@@ -22,6 +22,7 @@
 #ifndef GP_GATE_AGREE_H
 #define GP_GATE_AGREE_H
 
+#include "gate/gate.h"
 #include "gate/types.h"
 
 /* The promise of a late partition that sent nothing to the old colour:
@@ -91,6 +92,18 @@ typedef enum {
 /* The verdict for the map's stored T (GP_TS_NONE: none) and the computed
  * cutoff (GP_TS_NONE: not yet). */
 gp_agree_map_t gp_agree_map(int64_t stored, int64_t cutoff);
+
+/* True when partition pt, under T = cutoff chosen at wall time
+ * cutoff_wall, may close the old side for itself at wall time now: its
+ * own watermark (highest event time - c->out_of_orderness_ms) has reached
+ * T + c->lateness_ms, or it has had no record for c->idle_ms +
+ * c->lateness_ms since T or since its last record, whichever came later.
+ * The per-partition form of gp_gate_close_due: from then on the
+ * partition's records with ts < T count as late (gp_gate_route with
+ * pt->closed), and the old colour gets nothing more of it once the close
+ * is committed. False without a T. */
+bool gp_agree_part_close_due(const gp_part_t *pt, int64_t cutoff, int64_t cutoff_wall,
+                             const gp_gate_conf_t *c, int64_t now);
 
 /* True when n > 0 and every partition is closed in its committed
  * checkpoint. A partition with nothing of this transition committed (no

@@ -107,6 +107,14 @@ gp_dest_t gp_gate_dest(const gp_gate_t *g, const gp_gate_conf_t *c, int64_t ts, 
 
 gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *p, int64_t ts,
                         int64_t now, bool *late) {
+        gp_gate_t closed;
+        if (p->closed && g->phase == GP_PHASE_SPLIT) {
+                /* This partition closed the old side for itself
+                 * (gate/agree.h, gp_agree_part_close_due). */
+                closed = *g;
+                closed.phase = GP_PHASE_CLOSED;
+                g = &closed;
+        }
         gp_dest_t d = gp_gate_dest(g, c, ts, late);
         if (ts != GP_TS_NONE && ts > p->hi)
                 p->hi = ts;

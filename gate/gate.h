@@ -86,7 +86,8 @@ void gp_gate_from_control(gp_gate_t *g, const gp_control_t *c, int64_t now);
 
 /* Routes one record with event time ts (GP_TS_NONE: unreadable) and
  * updates the partition's counters. Sets *late when the record counts as
- * late (after the close, ts < T). The hot path: no allocation. */
+ * late (after the close, ts < T; for a partition with p->closed, after its
+ * own close while g is SPLIT). The hot path: no allocation. */
 gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *p, int64_t ts,
                         int64_t now, bool *late);
 

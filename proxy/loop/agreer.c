@@ -27,8 +27,10 @@ struct gp_agreer {
         bool quit;
         bool want; /* a transition is asked */
         gp_colour_t old, new_c;
-        gp_agreed_t got; /* for got_old -> got_new */
+        int64_t cutoff;  /* T once known: the read counts the partitions closed by it */
+        gp_agreed_t got; /* for got_old -> got_new, got_cutoff */
         gp_colour_t got_old, got_new;
+        int64_t got_cutoff;
         bool have;
         uint64_t gen;   /* +1 per change of what is asked: a read of another ask is dropped */
         char said[256]; /* the thread's last logged trouble */
@@ -49,9 +51,11 @@ static int count_parts(rd_kafka_t *rk, const char *topic) {
         return n;
 }
 
-/* One read of every partition's committed checkpoint for old -> new_c.
+/* One read of every partition's committed checkpoint for old -> new_c
+ * (and, with cutoff set, which of them closed the old side under it).
  * -1: the read failed (out untouched). */
-static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, gp_agreed_t *out) {
+static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t cutoff,
+                    gp_agreed_t *out) {
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(64);
         for (int t = 0; t < a->n_topics; t++) {
                 int n = count_parts(a->rk, a->topics[t]);
@@ -68,7 +72,10 @@ static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, gp_agree
                 return -1;
         }
         int64_t *pr = calloc((size_t)l->cnt + 1, sizeof(*pr));
-        if (!pr) {
+        bool *cl = calloc((size_t)l->cnt + 1, sizeof(*cl));
+        if (!pr || !cl) {
+                free(pr);
+                free(cl);
                 rd_kafka_topic_partition_list_destroy(l);
                 return -1;
         }
@@ -94,13 +101,21 @@ static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, gp_agree
                         pr[i] = g.cutoff;
                 } else if (g.phase == GP_PHASE_WAITING)
                         pr[i] = part.promise;
+                /* Closed under the T asked about: by the partition's own
+                 * watermark while the gate splits, or with the gate. */
+                cl[i] = cutoff != GP_TS_NONE && g.cutoff == cutoff &&
+                        ((g.phase == GP_PHASE_SPLIT && part.closed) ||
+                         g.phase == GP_PHASE_CLOSED);
+                r.closed += cl[i];
                 if (pr[i] != GP_TS_NONE) {
                         r.promised++;
                         r.any = true;
                 }
         }
         r.cutoff = known != GP_TS_NONE ? known : gp_agree_cutoff(pr, (size_t)l->cnt);
+        r.all_closed = gp_agree_all_closed(cl, (size_t)l->cnt);
         free(pr);
+        free(cl);
         rd_kafka_topic_partition_list_destroy(l);
         *out = r;
         return 0;
@@ -115,16 +130,18 @@ static void *run(void *arg) {
                         continue;
                 }
                 gp_colour_t old = a->old, new_c = a->new_c;
+                int64_t cutoff = a->cutoff;
                 uint64_t gen = a->gen;
                 pthread_mutex_unlock(&a->lock);
                 gp_agreed_t r;
-                int rc = read_all(a, old, new_c, &r);
+                int rc = read_all(a, old, new_c, cutoff, &r);
                 r.read_ms = gp_now_ms();
                 pthread_mutex_lock(&a->lock);
                 if (rc == 0 && gen == a->gen) {
                         a->got = r;
                         a->got_old = old;
                         a->got_new = new_c;
+                        a->got_cutoff = cutoff;
                         a->have = true;
                         if (a->said[0])
                                 gp_info("agreement: committed checkpoints readable again");
@@ -204,17 +221,20 @@ void gp_agreer_destroy(gp_agreer_t *a) {
         free(a);
 }
 
-void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, gp_agreed_t *out) {
+void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t cutoff,
+                   gp_agreed_t *out) {
         *out = (gp_agreed_t){.cutoff = GP_TS_NONE};
         pthread_mutex_lock(&a->lock);
-        if (!a->want || a->old != old || a->new_c != new_c) {
+        if (!a->want || a->old != old || a->new_c != new_c || a->cutoff != cutoff) {
                 a->want = true;
                 a->old = old;
                 a->new_c = new_c;
+                a->cutoff = cutoff;
                 a->have = false;
                 a->gen++;
                 pthread_cond_signal(&a->cond);
-        } else if (a->have && a->got_old == old && a->got_new == new_c)
+        } else if (a->have && a->got_old == old && a->got_new == new_c &&
+                   a->got_cutoff == cutoff)
                 *out = a->got;
         pthread_mutex_unlock(&a->lock);
 }

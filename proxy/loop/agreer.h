@@ -6,7 +6,8 @@
  * the committed offsets and checkpoints of every partition of the source
  * topics while the loop asks about a transition, and computes T from the
  * committed promises (gp_agree_cutoff), or takes the T a committed
- * checkpoint of the same transition already holds. The loop asks and
+ * checkpoint of the same transition already holds; once T is known, it
+ * counts the partitions closed under it. The loop asks and
  * collects between transactions and never waits for it. */
 #ifndef GP_PROXY_LOOP_AGREER_H
 #define GP_PROXY_LOOP_AGREER_H
@@ -28,13 +29,17 @@ typedef struct gp_agreed {
         bool any;        /* some partition has a committed promise (or T) of it */
         size_t parts;    /* partitions read */
         size_t promised; /* of them with a committed promise (or T) */
+        size_t closed;   /* of them closed under the T asked about */
+        bool all_closed; /* every partition read is (gp_agree_all_closed) */
         int64_t read_ms; /* wall ms of that read; 0: none yet */
 } gp_agreed_t;
 
-/* Asks for transition old -> new_c (the thread reads until asked about
- * another one or gp_agreer_idle) and returns in out what its last read
- * of this transition found. */
-void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, gp_agreed_t *out);
+/* Asks for transition old -> new_c, with cutoff its T once known
+ * (GP_TS_NONE before: the thread then looks for T; after, for the
+ * partitions closed under it). The thread reads until asked about another
+ * one or gp_agreer_idle; out is what its last read of this ask found. */
+void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t cutoff,
+                   gp_agreed_t *out);
 
 /* No transition open: the thread stops reading. */
 void gp_agreer_idle(gp_agreer_t *a);

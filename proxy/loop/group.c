@@ -346,6 +346,11 @@ static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
                          * history is one that appeared, read from its start;
                          * otherwise the first start (gate.source.start). */
                         gp_part_init(&ps->work.st, now);
+                        /* One that appeared after T made no promise, so T
+                         * does not cover it: it sends nothing to the old
+                         * colour, which may be torn down already
+                         * (gate/agree.h). */
+                        ps->work.st.closed = history && g.phase == GP_PHASE_SPLIT;
                         ps->work.pos = gp_topics_start_offset(
                                 p, t->name, tp->partition,
                                 !history && p->conf->source_start == GP_START_LATEST);
@@ -427,6 +432,11 @@ void gp_group_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         gp_proxy_t *p = opaque;
         (void)rk;
         p->assigned = true;
+        pthread_mutex_lock(&p->lock);
+        p->stats.rebalances[err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS ? 0
+                            : rd_kafka_assignment_lost(p->cons)         ? 2
+                                                                        : 1]++;
+        pthread_mutex_unlock(&p->lock);
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS)
                 on_assign(p, parts);
         else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)

@@ -147,7 +147,7 @@ struct gp_proxy {
         bool rb_ended;   /* a rebalance committed or aborted the open window */
         bool rb_rewound; /* ... and rewound: the batch being read is dropped */
         int rb_exit;     /* a rebalance failed: the exit code, 0: none */
-        char group_note[320]; /* why this instance does not choose T, "" if it may */
+        char close_note[160]; /* group: what the close waits for, as last logged */
 
         pthread_mutex_t lock; /* guards stats, kstats */
         /* The last librdkafka statistics (JSON) of the producer [0] and

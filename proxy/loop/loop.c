@@ -59,7 +59,7 @@ static const char *current_error(gp_proxy_t *p) {
         for (int i = 0; i < p->n_topics; i++)
                 if (p->topics[i].held[0])
                         return p->topics[i].held;
-        return p->group_note;
+        return "";
 }
 
 /* What a task tells the loop. */
@@ -165,33 +165,118 @@ static bool drained(gp_proxy_t *p) {
         return gp_drainer_ask(p->drain, old, p->drain_t, n);
 }
 
+/* The drain check on every partition of the old colour, those other
+ * instances write too (their targets unknown here: the check reads each
+ * to its end). */
+static bool drained_all(gp_proxy_t *p) {
+        gp_colour_t old = p->gate.old_c;
+        size_t all = 0, n = 0;
+        for (int t = 0; t < p->n_topics; t++)
+                all += (size_t)p->topics[t].n;
+        gp_drain_target_t *dt = calloc(all ? all : 1, sizeof(*dt));
+        if (!dt)
+                return false;
+        for (int t = 0; t < p->n_topics; t++)
+                for (int i = 0; i < p->topics[t].n; i++) {
+                        gp_pslot_t *ps = &p->topics[t].parts[i];
+                        dt[n++] = (gp_drain_target_t){p->topics[t].out_name[old], i,
+                                                      ps->owned ? ps->done.wrote[old] : -1};
+                }
+        bool d = gp_drainer_ask(p->drain, old, dt, n);
+        free(dt);
+        return d;
+}
+
 static void refused(gp_proxy_t *p, int reason) {
         pthread_mutex_lock(&p->lock);
         p->stats.refusals[reason]++;
         pthread_mutex_unlock(&p->lock);
 }
 
-/* gate.membership=group: why this instance takes no decision on T or the
- * close (held: it owns fewer than all partitions of a transition), logged
- * once per change and shown in gate-proxy.error. */
-static void group_note(gp_proxy_t *p, bool held) {
-        char note[sizeof(p->group_note)] = "";
-        size_t all = 0;
-        for (int t = 0; t < p->n_topics; t++)
-                all += (size_t)p->topics[t].n;
-        if (held && p->gate.phase == GP_PHASE_SPLIT)
-                snprintf(note, sizeof note,
-                         "old side not closed: this instance owns %zu of %zu partitions; "
-                         "closing needs every partition's watermark; meanwhile records go "
-                         "by the committed T",
-                         p->n_pptrs, all);
-        if (strcmp(note, p->group_note)) {
-                if (note[0])
-                        gp_warn("%s", note);
-                else if (p->group_note[0])
-                        gp_info("this instance owns every partition again: it may decide");
-                snprintf(p->group_note, sizeof p->group_note, "%s", note);
+/* /metrics: what the agreement's last read found (ag NULL: no transition
+ * open), and the highest promise of an owned partition. */
+static void agree_stats(gp_proxy_t *p, const gp_agreed_t *ag) {
+        int64_t hi = GP_TS_NONE;
+        for (size_t i = 0; ag && i < p->n_pptrs; i++)
+                if (p->pptrs[i]->promise != GP_TS_NONE && p->pptrs[i]->promise > hi)
+                        hi = p->pptrs[i]->promise;
+        pthread_mutex_lock(&p->lock);
+        p->stats.agree_parts = ag ? (int)ag->parts : 0;
+        p->stats.agree_promised = ag ? (int)ag->promised : 0;
+        p->stats.agree_closed = ag ? (int)ag->closed : 0;
+        p->stats.promise = hi;
+        pthread_mutex_unlock(&p->lock);
+}
+
+/* gate.membership=group, while the gate splits at T (docs/DESIGN.md,
+ * Scale-out: one T for N instances): each owned partition closes the old
+ * side for itself once its own watermark passes T + lateness, or it has
+ * been quiet long enough (gp_agree_part_close_due), and the next
+ * transaction commits that in its checkpoint (cl=1); from then on its
+ * records with ts < T count as late. The old side of the pipeline closes
+ * (CLEAR_TO_TEARDOWN follows from the status thread) once the agreement
+ * thread reads every partition closed in its committed checkpoint, the
+ * drain check passes on every partition of the old colour, and the map
+ * shows T (gp_agree_clear). Any instance may find it; each closes its
+ * own gate. */
+static void closing(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
+        size_t newly = 0;
+        for (size_t i = 0; i < p->n_pptrs; i++) {
+                gp_part_t *pt = p->pptrs[i];
+                if (!pt->closed &&
+                    gp_agree_part_close_due(pt, p->gate.cutoff, p->gate.cutoff_wall, &p->gconf,
+                                            now)) {
+                        pt->closed = true;
+                        newly++;
+                }
         }
+        if (newly) {
+                p->need_commit = true;
+                gp_debug("%zu partition(s) closed the old side by their own watermark", newly);
+        }
+        gp_agreed_t ag;
+        gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, p->gate.cutoff, &ag);
+        agree_stats(p, &ag);
+        char note[sizeof p->close_note] = "";
+        bool ok = false;
+        if (ag.read_ms && !ag.all_closed) {
+                snprintf(note, sizeof note, "%zu of %zu partition(s) closed", ag.closed,
+                         ag.parts);
+        } else if (ag.all_closed) {
+                int64_t stored = ctl->wm_stage == GP_WMS_SET ? ctl->toggle : GP_TS_NONE;
+                gp_agree_map_t map = gp_agree_map(stored, p->gate.cutoff);
+                bool drained = !gp_drainer_has(p->drain, p->gate.old_c) || drained_all(p);
+                bool all = true;
+                ok = gp_agree_clear(&all, 1, drained, map);
+                if (!ok)
+                        snprintf(note, sizeof note, "every partition closed; waiting for %s",
+                                 map != GP_AGREE_MAP_AGREES ? "the map to show T"
+                                                            : "the drain check");
+        }
+        if (strcmp(note, p->close_note)) {
+                if (note[0])
+                        gp_info("old side %s not closed yet: %s",
+                                gp_colour_name(p->gate.old_c), note);
+                snprintf(p->close_note, sizeof p->close_note, "%s", note);
+        }
+        if (!ok)
+                return;
+        gp_gate_t line = p->gate;
+        char why[256];
+        line.phase = GP_PHASE_CLOSED;
+        if (gp_gate_adopt(&p->gate, &line, why, sizeof why) < 0) {
+                gp_warn("closing: %s", why);
+                return;
+        }
+        p->need_commit = true;
+        p->close_note[0] = '\0';
+        gp_agreer_idle(p->agree);
+        gp_info("old side %s closed: every one of the %zu source partitions closed it in its "
+                "committed checkpoint under T=%" PRId64 "%s; all records now go to %s",
+                gp_colour_name(p->gate.old_c), ag.parts, p->gate.cutoff,
+                gp_drainer_has(p->drain, p->gate.old_c) ? ", and the old job drained them"
+                                                        : "",
+                gp_colour_name(p->gate.new_c));
 }
 
 /* gate.membership=group, at every boundary (docs/DESIGN.md, Scale-out:
@@ -205,16 +290,25 @@ static void agreement(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
                 for (size_t i = 0; i < p->n_pptrs; i++)
                         p->pptrs[i]->promise = GP_TS_NONE;
                 if (p->agree_since >= 0) {
-                        gp_agreer_idle(p->agree);
                         gp_record_agree_release(p, true);
                         p->agree_since = -1;
+                }
+                if (p->gate.phase == GP_PHASE_SPLIT)
+                        closing(p, ctl, now);
+                else {
+                        gp_agreer_idle(p->agree);
+                        agree_stats(p, NULL);
                 }
                 return;
         }
         if (p->agree_since < 0)
                 p->agree_since = now;
+        /* A new transition: no partition has closed it. */
+        for (size_t i = 0; i < p->n_pptrs; i++)
+                p->pptrs[i]->closed = false;
         gp_agreed_t ag;
-        gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, &ag);
+        gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, GP_TS_NONE, &ag);
+        agree_stats(p, &ag);
         if (ag.cutoff != GP_TS_NONE) {
                 gp_gate_t line = p->gate;
                 char why[256];
@@ -236,7 +330,6 @@ static void agreement(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
                         ag.cutoff, ag.parts, now - p->agree_since,
                         gp_colour_name(p->gate.old_c), gp_colour_name(p->gate.new_c));
                 gp_record_agree_release(p, true);
-                gp_agreer_idle(p->agree);
                 p->agree_since = -1;
                 return;
         }
@@ -299,11 +392,14 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
         int held = 0;
         for (int i = 0; i < p->n_topics; i++)
                 held += p->topics[i].held[0] != '\0';
+        int conflict =
+                p->group && p->status && gp_status_other_cutoff(p->status) != GP_TS_NONE;
         pthread_mutex_lock(&p->lock);
         p->stats.wm = wv->wm;
         p->stats.beat_mono = gp_mono_ms();
         p->stats.ctl_valid = rc >= 0;
         p->stats.held = held;
+        p->stats.map_conflict = conflict;
         pthread_mutex_unlock(&p->lock);
 
         gp_control_t own;
@@ -311,13 +407,13 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
                 /* Nothing owned: no partition to checkpoint a decision in. */
                 if (!p->gate_known || !p->n_pptrs)
                         return TASK_ON;
-                if (ctl->stage == GP_STAGE_TRANSITIONING &&
-                    (p->gate.phase != GP_PHASE_SPLIT || !gp_group_owns_all(p))) {
-                        /* T comes from the agreement (agreement()); closing
-                         * rests on every partition's watermark: taken only
-                         * by an instance that owns them all (docs/DESIGN.md,
-                         * Scale-out). The transition itself, an abort and a
-                         * forced close still apply. */
+                if (ctl->stage == GP_STAGE_TRANSITIONING) {
+                        /* T and the close come from the agreement over
+                         * every partition's committed checkpoint
+                         * (agreement(), closing()), never from this
+                         * instance's partitions alone (docs/DESIGN.md,
+                         * Scale-out). The transition itself, an abort and
+                         * a forced close still apply. */
                         own = *ctl;
                         own.stage = GP_STAGE_INITIALIZING;
                         ctl = &own;
@@ -329,10 +425,10 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
         int changed =
                 gp_gate_step(&p->gate, p->pptrs, p->n_pptrs, ctl, wv, &p->gconf, now, &st);
         if (p->group) {
-                group_note(p, ctl == &own);
-                if (!p->agree && p->gate.phase == GP_PHASE_WAITING) {
+                if (!p->agree &&
+                    (p->gate.phase == GP_PHASE_WAITING || p->gate.phase == GP_PHASE_SPLIT)) {
                         /* The agreement thread starts with the first
-                         * transition this instance waits in. */
+                         * transition this instance waits or splits in. */
                         const char *names[p->n_topics > 0 ? p->n_topics : 1];
                         gp_err_t aerr;
                         for (int t = 0; t < p->n_topics; t++)
@@ -358,7 +454,17 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
                                 "%" PRId64 ", delay %" PRId64 " ms)",
                                 p->gate.cutoff, wv->wm == GP_TS_NONE ? -1 : wv->wm,
                                 wv->hi_max == GP_TS_NONE ? -1 : wv->hi_max, ctl->delay_ms);
-                if (st.events & GP_EV_FORCED)
+                bool own_closed = p->group;
+                for (size_t i = 0; own_closed && i < p->n_pptrs; i++)
+                        own_closed = p->pptrs[i]->closed;
+                if ((st.events & GP_EV_FORCED) && own_closed)
+                        /* Another instance found every partition closed
+                         * first (closing()). */
+                        gp_info("old side %s closed: the map says %s and every partition "
+                                "this instance owns had closed it; all records now go to %s",
+                                gp_colour_name(before.old_c), gp_stage_name(ctl->stage),
+                                gp_colour_name(p->gate.new_c));
+                else if (st.events & GP_EV_FORCED)
                         gp_warn("the map says %s before the proxy closed the old side: "
                                 "closing now; records with ts < T go to %s as late",
                                 gp_stage_name(ctl->stage), gp_colour_name(p->gate.new_c));
@@ -695,9 +801,6 @@ int gp_proxy_run(gp_proxy_t *p) {
         p->stats.running = 1;
         pthread_mutex_unlock(&p->lock);
         if (p->group) {
-                gp_warn("gate.membership=group is not yet safe for production: a member "
-                        "joining under load can leave records unrouted (docs/DESIGN.md, "
-                        "Scale-out); use gate.membership=assign with one instance");
                 gp_info("joining group %s as instance %s (transactional.id %s), %d topic(s), "
                         "%s, pipeline %s",
                         p->conf->group_id, p->conf->instance,

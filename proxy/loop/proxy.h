@@ -87,6 +87,14 @@ typedef struct gp_stats {
         uint64_t size_sum;
         uint64_t dlq_by[GP_DLQ_REASONS]; /* committed, per gp_dlq_reasons */
         uint64_t refusals[GP_REFUSALS];  /* per gp_refusal_reasons */
+        /* gate.membership=group */
+        uint64_t rebalances[3]; /* callbacks: partitions assigned, revoked, lost */
+        /* The agreement's last read of every partition's committed
+         * checkpoint in the open transition: partitions read, of them
+         * with a promise (or T), closed under T; all 0 outside one. */
+        int agree_parts, agree_promised, agree_closed;
+        int64_t promise;  /* highest promise of an owned partition, GP_TS_NONE: none */
+        int map_conflict; /* the map stores another T than the one routed by */
 } gp_stats_t;
 
 /* What /metrics counts of each record while its window is open, folded

@@ -282,6 +282,28 @@ static void metrics(gp_endpoints_t *h, text_t *t) {
         family(t, "gate_proxy_partitions_held", "gauge",
                "Source topics with new partitions held until their colour partitions exist.");
         put(t, "gate_proxy_partitions_held %d\n", s.held);
+        family(t, "gate_proxy_group_rebalances_total", "counter",
+               "gate.membership=group: rebalance callbacks, by what they did to this "
+               "member's partitions.");
+        static const char *const rb[3] = {"assigned", "revoked", "lost"};
+        for (int i = 0; i < 3; i++)
+                put(t, "gate_proxy_group_rebalances_total{event=\"%s\"} %" PRIu64 "\n", rb[i],
+                    s.rebalances[i]);
+        family(t, "gate_proxy_agreement_partitions", "gauge",
+               "gate.membership=group, during a transition: source partitions of the "
+               "pipeline in the last read of the committed checkpoints, with a promise "
+               "(or T), closed under T.");
+        put(t, "gate_proxy_agreement_partitions{state=\"read\"} %d\n", s.agree_parts);
+        put(t, "gate_proxy_agreement_partitions{state=\"promised\"} %d\n", s.agree_promised);
+        put(t, "gate_proxy_agreement_partitions{state=\"closed\"} %d\n", s.agree_closed);
+        family(t, "gate_proxy_promise_timestamp_seconds", "gauge",
+               "gate.membership=group: the highest promise of a partition this instance "
+               "owns while the transition waits for T; NaN while none.");
+        put_time(t, "gate_proxy_promise_timestamp_seconds", s.promise);
+        family(t, "gate_proxy_map_cutoff_conflict", "gauge",
+               "gate.membership=group: 1 while the map stores another T than the one "
+               "every partition routes by (reported, never followed).");
+        put(t, "gate_proxy_map_cutoff_conflict %d\n", s.map_conflict);
         family(t, "gate_proxy_last_commit_timestamp_seconds", "gauge",
                "Time of the last commit; 0 before the first.");
         put(t, "gate_proxy_last_commit_timestamp_seconds %.3f\n",

@@ -109,9 +109,16 @@ while [ $K -lt $KILLS ] || [ $ev -lt $events ]; do
   if [ $(rand 1 $events) -le $SCALES ] && [ $ev -le $events ]; then
     # a clean stop: the member leaves, the others take its partitions
     sleep "$(rand 1 3)"
-    kill -TERM "${PID[$i]}"
+    kill -TERM "${PID[$i]}" 2>/dev/null || true
     rc=0
     wait "${PID[$i]}" || rc=$?
+    if [ $rc -eq 137 ] && [ -n "${FAULT[$i]}" ]; then
+      # it reached its fault point before the SIGTERM: a kill, not a leave
+      K=$((K + 1))
+      say "kill $K: i$i died at its fault point ${FAULT[$i]}; restarted"
+      start_inst $i
+      continue
+    fi
     [ $rc -eq 0 ] || fail "instance i$i exited $rc after SIGTERM (expected 0)"
     PID[$i]=""
     E=$((E + 1))

@@ -4,8 +4,10 @@
 # hops blue -> green -> blue -> green driven through the control file while
 # records flow. During each hop: an instance SIGKILLed between the promises
 # and T, a clean leave (3 -> 2 instances), two joins (-> 4), and an
-# instance SIGKILLed right after T is in the map. The old side closes once
-# one instance owns every partition again (the others leave cleanly).
+# instance SIGKILLed right after T is in the map. The old side closes
+# with the partitions still spread over 4 instances (each closes its own;
+# CLEAR_TO_TEARDOWN once every partition's committed checkpoint is
+# closed), and one instance leaves (4 -> 3) before the next hop.
 #
 # Proves, for every hop: one T (every "cutoff agreed" line of every
 # instance equals the T in the map, and no instance chose T alone), the
@@ -15,8 +17,9 @@
 # $GP_SCALE_LINES):
 #   scale: test=handover instances=4 kills=K scale_events=E hops=H checked=X
 #          missing=0 duplicated=0 reordered=0 wrong_side=0 T=T1,T2,..
-#          agree_ms=A1,A2,.. kills_before_T=B kafka=V
-# (agree_ms: from the cutover to T written in the map, per hop;
+#          agree_ms=A1,A2,.. close_ms=C1,C2,.. kills_before_T=B kafka=V
+# (agree_ms: from the cutover to T written in the map, per hop; close_ms:
+# from T in the map to CLEAR_TO_TEARDOWN;
 # kills_before_T: of the kills, those that came before T was in the map).
 source "$(dirname "$0")/lib.sh"
 export GP_MEMBERSHIP=group
@@ -144,27 +147,41 @@ for h in $(seq 1 $HOPS); do
   say "i2 and i3 joined; 4 instances run"
   wait "$PRODUCER"
   wait_for "hop $h: every record routed" 180 all_routed
-  # The old side closes with one instance owning every partition.
-  for i in 1 2 3; do term_inst $i; E=$((E + 1)); done
-  say "i1, i2, i3 left cleanly; i0 owns every partition"
-  wait_for "CLEAR_TO_TEARDOWN (hop $h)" 120 key_is stage CLEAR_TO_TEARDOWN
+  # The old side closes with the partitions still spread over 4
+  # instances: each closes its own, the close is found in the committed
+  # checkpoints of all 12.
+  wait_for "CLEAR_TO_TEARDOWN (hop $h) with 4 instances" 120 key_is stage CLEAR_TO_TEARDOWN
+  t2=$(ms)
+  alive
   [ "$(key watermark-toggle-value)" = "$T" ] || fail "hop $h: the map's T moved"
+  hoplog() {
+    for i in $(seq 0 $((MAX - 1))); do
+      tail -n +$((LOGAT[$i] + 1)) "$WORK/i$i.log" 2>/dev/null
+    done
+  }
+  hoplog >"$WORK/hop$h.log"
+  grep -q "every one of the $PARTS source partitions closed it in its committed checkpoint under T=$T" \
+    "$WORK/hop$h.log" \
+    || fail "hop $h: CLEAR_TO_TEARDOWN, but no instance found all $PARTS partitions closed under T=$T"
+  if grep -q "before the proxy closed the old side" "$WORK/hop$h.log"; then
+    fail "hop $h: an instance closed by the map alone, not by every partition's checkpoint"
+  fi
+  say "hop $h: CLEAR_TO_TEARDOWN $((t2 - t1)) ms after T, every partition closed"
   "$GP_BIN" finish --control "$WORK/cm.json" >/dev/null
   # one T: every instance that computed T found the map's
-  agreed=$(for i in $(seq 0 $((MAX - 1))); do
-             tail -n +$((LOGAT[$i] + 1)) "$WORK/i$i.log" 2>/dev/null; done \
-           | sed -n 's/.*cutoff agreed: T=\([0-9-]*\) .*/\1/p' | sort -u)
+  agreed=$(sed -n 's/.*cutoff agreed: T=\([0-9-]*\) .*/\1/p' "$WORK/hop$h.log" | sort -u)
   [ -n "$agreed" ] || fail "hop $h: no instance logged an agreed T"
   [ "$agreed" = "$T" ] || fail "hop $h: agreed T values '$agreed', map T=$T"
-  chosen=$(for i in $(seq 0 $((MAX - 1))); do
-             tail -n +$((LOGAT[$i] + 1)) "$WORK/i$i.log" 2>/dev/null; done \
-           | grep -c "cutoff chosen" || true)
+  chosen=$(grep -c "cutoff chosen" "$WORK/hop$h.log" || true)
   [ "$chosen" = 0 ] || fail "hop $h: an instance chose T alone ($chosen lines)"
   check "$S" --cutoff "$T" --old $OLD --since "$SINCE"
   say "hop $h done: T=$T (agreed by $(echo "$agreed" | wc -l) value), checked $CHECKED"
   TS="${TS:+$TS,}$T"
   COSTS="${COSTS:+$COSTS,}$((t1 - t0))"
-  for i in 1 2; do start_inst $i; E=$((E + 1)); done
+  CLOSES="${CLOSES:+$CLOSES,}$((t2 - t1))"
+  # 4 -> 3 for the next hop
+  term_inst 3
+  E=$((E + 1))
   OLD=$NEW
 done
 wait_for "every record routed" 120 all_routed
@@ -175,7 +192,7 @@ num() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" <<<"$out"; }
 CHECKED=$(num checked)
 LINE="scale: test=handover instances=$MAX kills=$K scale_events=$E hops=$HOPS checked=$CHECKED"
 LINE="$LINE missing=$(num missing) duplicated=$(num duplicates) reordered=$(num reordered)"
-LINE="$LINE wrong_side=$(num misrouted) T=$TS agree_ms=$COSTS kills_before_T=$KB kafka=${KAFKA_VERSION:-$GP_BOOTSTRAP}"
+LINE="$LINE wrong_side=$(num misrouted) T=$TS agree_ms=$COSTS close_ms=$CLOSES kills_before_T=$KB kafka=${KAFKA_VERSION:-$GP_BOOTSTRAP}"
 echo "$LINE"
 [ -z "${GP_SCALE_LINES:-}" ] || echo "$LINE" >>"$GP_SCALE_LINES"
 [[ "$out" == *" duplicates=0 missing=0 reordered=0 misrouted=0"* ]] || fail "checker: $out"

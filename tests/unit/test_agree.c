@@ -189,6 +189,69 @@ Test(agree, close_table) {
         cr_expect_not(gp_agree_clear(all, 0, true, GP_AGREE_MAP_AGREES));
 }
 
+/* A partition's own close (gp_agree_part_close_due): T = 1000 chosen at
+ * wall 5000, out-of-orderness 10, lateness 20, idle 100. */
+Test(agree, part_close_table) {
+        const gp_gate_conf_t c = {
+                .out_of_orderness_ms = 10, .idle_ms = 100, .lateness_ms = 20};
+        gp_part_t pt;
+        gp_part_init(&pt, 5000);
+        const struct {
+                const char *row;
+                int64_t hi, last_wall, cutoff, now;
+                bool want;
+        } rows[] = {
+                {"watermark one short of T + lateness", 1029, 5050, 1000, 5060, false},
+                {"watermark at T + lateness", 1030, 5050, 1000, 5060, true},
+                {"no record yet, quiet since T not long enough", NONE, 4000, 1000, 5119,
+                 false},
+                {"no record, quiet idle + lateness since T", NONE, 4000, 1000, 5120, true},
+                {"a record after T restarts the quiet", 900, 5100, 1000, 5219, false},
+                {"quiet idle + lateness since the last record", 900, 5100, 1000, 5220, true},
+                {"no T: never", 99999, 0, NONE, 99999, false},
+                {"T near the top saturates: not by the watermark", INT64_MAX - 5, 5000,
+                 INT64_MAX - 1, 5010, false},
+        };
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+                pt.hi = rows[i].hi;
+                pt.last_wall = rows[i].last_wall;
+                cr_expect_eq(
+                        gp_agree_part_close_due(&pt, rows[i].cutoff, 5000, &c, rows[i].now),
+                        rows[i].want, "%s", rows[i].row);
+        }
+}
+
+/* A partition that closed for itself while the gate splits: ts < T is late
+ * (to the dead-letter topic with late_to_dlq, else to the new colour), ts
+ * >= T new; an open partition of the same gate still sends ts < T old. */
+Test(agree, closed_partition_routes_as_closed) {
+        gp_gate_conf_t c = {.late_to_dlq = true};
+        gp_gate_t g;
+        gp_gate_init(&g, GP_BLUE);
+        g.phase = GP_PHASE_SPLIT;
+        g.old_c = GP_BLUE;
+        g.new_c = GP_GREEN;
+        g.cutoff = 1000;
+        gp_part_t open, shut;
+        gp_part_init(&open, 0);
+        gp_part_init(&shut, 0);
+        shut.closed = true;
+        bool late;
+        cr_expect_eq(gp_gate_route(&g, &c, &open, 999, 1, &late), GP_DEST_BLUE);
+        cr_expect_not(late);
+        cr_expect_eq(gp_gate_route(&g, &c, &shut, 999, 1, &late), GP_DEST_DLQ);
+        cr_expect(late);
+        cr_expect_eq(shut.late, 1);
+        cr_expect_eq(gp_gate_route(&g, &c, &shut, 1000, 1, &late), GP_DEST_GREEN);
+        cr_expect_not(late);
+        c.late_to_dlq = false;
+        cr_expect_eq(gp_gate_route(&g, &c, &shut, 5, 1, &late), GP_DEST_GREEN);
+        cr_expect(late);
+        /* closed means nothing outside SPLIT: WAITING routes old */
+        g.phase = GP_PHASE_WAITING;
+        cr_expect_eq(gp_gate_route(&g, &c, &shut, 5, 1, &late), GP_DEST_BLUE);
+}
+
 /* ---- the model ----------------------------------------------------------- */
 
 #define NI   3 /* instances */
