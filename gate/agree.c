@@ -22,6 +22,8 @@ static int64_t floor_of(const gp_agree_basis_t *b) {
         if (base == GP_TS_NONE)
                 base = b->inst_wm;
         if (base == GP_TS_NONE)
+                base = b->inst_hi;
+        if (base == GP_TS_NONE)
                 base = b->now; /* nothing was ever read */
         return add_delay(base, b->delay_ms);
 }

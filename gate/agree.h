@@ -37,6 +37,8 @@ typedef struct gp_agree_basis {
                              already stored when the promise is made); GP_TS_NONE */
         int64_t part_wm;  /* the partition's watermark; GP_TS_NONE: none */
         int64_t inst_wm;  /* the instance's W; GP_TS_NONE: unknown */
+        int64_t inst_hi;  /* the highest event time the instance has read on any
+                             partition; GP_TS_NONE: none */
         int64_t now;      /* wall-clock ms, standing in when nothing was read */
         int64_t delay_ms; /* D, the deployment-deletion delay */
         int64_t align_ms; /* gate.cutoff.align.ms (or the map's request), >= 1 */
@@ -49,7 +51,11 @@ typedef struct gp_agree_basis {
  * (GP_TS_NONE: none): max(hi + 1, floor) rounded up to align_ms, where
  * the floor is b->asked when a cutoff is asked (then unrounded, so T is
  * exactly the ask when no partition routed past it), else the partition's
- * watermark + D, else the instance's W + D, else now + D. A late partition
+ * watermark + D, else the instance's W + D, else the highest event time
+ * the instance has read + D (W is unknown while a partition that has
+ * sent nothing yet, e.g. one just added, counts as active), else now + D:
+ * wall-clock time only when the instance has read nothing at all, since
+ * event time may lag it by any amount. A late partition
  * takes no floor: another promise already carries one, and a T computed
  * from the committed promises before this partition existed must stay the
  * maximum. Its promise covers only what it routed (GP_AGREE_NOTHING when

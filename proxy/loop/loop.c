@@ -344,6 +344,7 @@ static void agreement(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
                                            ? GP_TS_NONE
                                            : pt->hi - p->gconf.out_of_orderness_ms,
                         .inst_wm = p->wv.wm,
+                        .inst_hi = p->wv.hi_max,
                         .now = now,
                         .delay_ms = ctl->delay_ms,
                         .align_ms =

@@ -58,10 +58,16 @@ static gp_agree_basis_t basis(int64_t asked, int64_t part_wm, int64_t inst_wm, b
         return (gp_agree_basis_t){.asked = asked,
                                   .part_wm = part_wm,
                                   .inst_wm = inst_wm,
+                                  .inst_hi = NONE,
                                   .now = 1000,
                                   .delay_ms = 50,
                                   .align_ms = 100,
                                   .late = late};
+}
+
+static gp_agree_basis_t inst_hi(gp_agree_basis_t b, int64_t hi) {
+        b.inst_hi = hi;
+        return b;
 }
 
 typedef struct {
@@ -81,6 +87,14 @@ Test(agree, promise_table) {
                  basis(NONE, NONE, 720, false), 800},
                 {"nothing ever read: the wall clock", NONE, basis(NONE, NONE, NONE, false),
                  1100},
+                {"no W (a new partition counts as active): the instance's highest time", NONE,
+                 inst_hi(basis(NONE, NONE, NONE, false), 620), 700},
+                {"the instance's W before its highest time", NONE,
+                 inst_hi(basis(NONE, NONE, 530, false), 620), 600},
+                {"the partition's own watermark before the instance's highest time", NONE,
+                 inst_hi(basis(NONE, 130, NONE, false), 620), 200},
+                {"late: the instance's highest time raises nothing", NONE,
+                 inst_hi(basis(NONE, NONE, NONE, true), 620), NOTH},
                 {"asked cutoff is the floor, unrounded", 300, basis(777, 300, 0, false), 777},
                 {"asked cutoff below what was routed", 900, basis(777, 300, 0, false), 901},
                 {"asked cutoff with nothing routed", NONE, basis(777, NONE, NONE, false), 777},
@@ -527,6 +541,7 @@ static bool act_promise(st_t *s, int k) {
         gp_agree_basis_t b = {.asked = s->view[i] == M_TRANS ? wide(s->map_t) : NONE,
                               .part_wm = wide(hi_upto(k, p->pos)),
                               .inst_wm = wide(inst_wm(s, i)),
+                              .inst_hi = NONE,
                               .now = NOW,
                               .delay_ms = DELAY,
                               .align_ms = ALIGN,
