@@ -25,7 +25,7 @@ static int same(const gp_gate_t *a, const gp_part_t *pa, const gp_gate_t *b,
                a->seq == b->seq && pa->hi == pb->hi && pa->n[0] == pb->n[0] &&
                pa->n[1] == pb->n[1] && pa->n[2] == pb->n[2] && pa->late == pb->late &&
                pa->since_t[0] == pb->since_t[0] && pa->since_t[1] == pb->since_t[1] &&
-               pa->promise == pb->promise && pa->closed == pb->closed;
+               pa->promise == pb->promise && pa->closed == pb->closed && pa->fp == pb->fp;
 }
 
 /* Routing and deciding from a decoded state. */
