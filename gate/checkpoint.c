@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gate/checkpoint.h"
+#include "gate/fingerprint.h"
 #include "gate/timeparse.h"
 
 static int put_ts(char *b, size_t len, int64_t v) {
@@ -17,13 +18,17 @@ int gp_ckpt_encode(const gp_gate_t *g, const gp_part_t *p, char *buf, size_t len
         put_ts(pr, sizeof(pr), p->promise);
         put_ts(tw, sizeof(tw), g->cutoff_wall);
         put_ts(hi, sizeof(hi), p->hi);
+        char fp[16] = "";
+        if (p->fp != GP_FP_NONE)
+                snprintf(fp, sizeof(fp), " fp=%08" PRIx32, p->fp);
         int n = snprintf(buf, len,
-                         "gp2 seq=%" PRId64 " ph=%s old=%s new=%s T=%s tw=%s hi=%s "
+                         "gp%d seq=%" PRId64 " ph=%s old=%s new=%s T=%s tw=%s hi=%s "
                          "n=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " late=%" PRIu64 " st=%" PRIu64
-                         ",%" PRIu64 " pr=%s cl=%d",
-                         g->seq, gp_phase_name(g->phase), gp_colour_name(g->old_c),
-                         gp_colour_name(g->new_c), t, tw, hi, p->n[0], p->n[1], p->n[2],
-                         p->late, p->since_t[0], p->since_t[1], pr, p->closed ? 1 : 0);
+                         ",%" PRIu64 " pr=%s cl=%d%s",
+                         p->fp != GP_FP_NONE ? 3 : 2, g->seq, gp_phase_name(g->phase),
+                         gp_colour_name(g->old_c), gp_colour_name(g->new_c), t, tw, hi,
+                         p->n[0], p->n[1], p->n[2], p->late, p->since_t[0], p->since_t[1], pr,
+                         p->closed ? 1 : 0, fp);
         return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
@@ -84,6 +89,27 @@ static int get_u64s(cur_t *c, const char *name, uint64_t *out, int count) {
         return v == e ? 0 : -1;
 }
 
+/* Exactly 8 lowercase hex digits, not all zero (GP_FP_NONE). */
+static int get_fp(cur_t *c, const char *name, uint32_t *out) {
+        const char *v;
+        size_t n;
+        if (next_field(c, name, &v, &n) || n != 8)
+                return -1;
+        uint32_t x = 0;
+        for (size_t i = 0; i < n; i++) {
+                unsigned d;
+                if (v[i] >= '0' && v[i] <= '9')
+                        d = (unsigned)(v[i] - '0');
+                else if (v[i] >= 'a' && v[i] <= 'f')
+                        d = (unsigned)(v[i] - 'a' + 10);
+                else
+                        return -1;
+                x = x << 4 | d;
+        }
+        *out = x;
+        return x == GP_FP_NONE ? -1 : 0;
+}
+
 static int get_word(cur_t *c, const char *name, char *out, size_t outlen) {
         const char *v;
         size_t n;
@@ -105,12 +131,17 @@ int gp_ckpt_decode(const char *buf, size_t len, gp_gate_t *g, gp_part_t *p, char
         const char *field = "gp1";
 
         memset(&ng, 0, sizeof(ng));
-        bool v2 = len >= 4 && !memcmp(buf, "gp2 ", 4);
-        if (!v2 && (len < 4 || memcmp(buf, "gp1 ", 4))) {
+        int version = len < 4 || memcmp(buf, "gp", 2) || buf[3] != ' ' ? 0
+                      : buf[2] == '1'                                  ? 1
+                      : buf[2] == '2'                                  ? 2
+                      : buf[2] == '3'                                  ? 3
+                                                                       : 0;
+        if (!version) {
                 snprintf(err, errlen,
-                         "not a gate-proxy checkpoint (no 'gp1' or 'gp2' prefix)");
+                         "not a gate-proxy checkpoint (no 'gp1', 'gp2' or 'gp3' prefix)");
                 return -1;
         }
+        bool v2 = version >= 2;
         c.p += 4;
         if ((field = "seq", get_ts(&c, field, &ng.seq)) || ng.seq < 0)
                 goto bad;
@@ -138,12 +169,17 @@ int gp_ckpt_decode(const char *buf, size_t len, gp_gate_t *g, gp_part_t *p, char
                         goto bad;
                 np.closed = cl == 1;
         }
+        np.fp = GP_FP_NONE;
+        if (version >= 3 && (field = "fp", get_fp(&c, field, &np.fp)))
+                goto bad;
         /* next_field steps over the separator after the last field, so a
          * trailing space would leave c.p == c.end: check the last byte as
          * well. */
         if (c.p != c.end || buf[len - 1] == ' ') {
                 snprintf(err, errlen, "checkpoint: trailing data after '%s'",
-                         v2 ? "cl" : "st");
+                         version >= 3 ? "fp"
+                         : v2         ? "cl"
+                                      : "st");
                 return -1;
         }
         if ((ng.phase == GP_PHASE_SPLIT || ng.phase == GP_PHASE_CLOSED) &&

@@ -2,18 +2,24 @@
  * metadata of every partition in every transaction.
  *
  * One line per partition: the pipeline's decisions (the same in every
- * partition of one commit, with a sequence number so the newest wins) and
- * that partition's own counters:
+ * partition of one commit, with a sequence number so the newest wins),
+ * that partition's own counters, and the fingerprint of the settings of
+ * the instance that wrote it:
  *
- *   gp2 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123
+ *   gp3 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123
  *       hi=1699999999000 n=10,3,0 late=0 st=2,3 pr=1700000000000 cl=0
+ *       fp=5d1c39a2
  *
  * ("-" for an unset time). pr is the partition's promise for the open
- * transition (gate/agree.h) and cl whether the partition closed the old
- * side by its own watermark. A "gp1" line (written before pr and cl
- * existed) is the same line without them; it decodes with no promise and
- * cl=0. Decoding is strict: any unknown field, missing field or bad number
- * is an error, never a guess.
+ * transition (gate/agree.h), cl whether the partition closed the old side
+ * by its own watermark, fp the writer's settings fingerprint (8 hex digits,
+ * gate/fingerprint.h). A "gp2" line (written before fp existed) is the
+ * same line without fp and decodes with fp 0 (none); a "gp1" line (before
+ * pr and cl) is the gp2 line without them and decodes with no promise and
+ * cl=0. A state without a fingerprint is written as gp2, so a gp2 or gp3
+ * line decodes to a state that encodes to the same line. Decoding is strict:
+ * any unknown field, missing field or bad number is an error, never a
+ * guess.
  * Pure: libc only. */
 #ifndef GP_GATE_CHECKPOINT_H
 #define GP_GATE_CHECKPOINT_H

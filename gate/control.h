@@ -41,6 +41,10 @@
  * the old colour's group has yet to commit ("" when unknown or not
  * waiting). */
 #define GP_KEY_DRAIN_LAG "gate-proxy.drain-lag"
+/* gate.membership=group: the members of the pipeline's consumer group as
+ * the writing instance last saw them ("3: client/host=4, ...": client id,
+ * host, partitions assigned), "" when unknown or not in a group. */
+#define GP_KEY_MEMBERS "gate-proxy.members"
 /* The headers of a dead-lettered record: the reason, and where it was read
  * (topic/partition/offset). */
 #define GP_HDR_ERROR  "gate-proxy.error"

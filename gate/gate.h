@@ -60,6 +60,9 @@ typedef struct gp_part {
                                 (gate/agree.h), GP_TS_NONE: none made */
         bool closed;         /* the partition closed the old side of the
                                 transition by its own watermark */
+        uint32_t fp;         /* the settings fingerprint of the line it was read
+                                from (gate/fingerprint.h); 0: none (a gp1 or gp2
+                                line, or not read from one) */
 } gp_part_t;
 
 /* The watermark over all partitions, computed at a transaction boundary. */

@@ -74,7 +74,9 @@ static const char *usage_run =
         "Exit codes: 0 stopped cleanly; 1 fatal Kafka error (restart it); 2 bad\n"
         "command line or configuration; 3 fenced by a newer instance with the same\n"
         "transactional.id; 4 a source, colour or dead-letter topic is missing or has\n"
-        "too few partitions; 5 the committed checkpoint cannot be read.\n";
+        "too few partitions; 5 the committed checkpoint cannot be read; 6 (with\n"
+        "gate.membership=group) the consumer group has a member of another pipeline,\n"
+        "or an instance of this one under other gate.* settings.\n";
 
 /* Where the map is: the end of every operator command's help. */
 #define USAGE_WHERE_READ                                                                      \

@@ -369,8 +369,9 @@ const prop_t gp_conf_props[] = {
                  "are committed to, inside each transaction. The proxy never joins it "
                  "with gate.membership=assign (it assigns every partition itself), so "
                  "the group has no members; with group, every instance of the pipeline "
-                 "is a member of it. {pipeline} is replaced as in "
-                 "gate.transactional.id."},
+                 "is a member of it, and an instance that finds a member of other topics "
+                 "in it (another pipeline) exits with code 6: give each pipeline its own. "
+                 "{pipeline} is replaced as in gate.transactional.id."},
         {.name = "gate.membership",
          .type = PT_ENUM,
          .def = "assign",

@@ -9,6 +9,7 @@
 
 #include "gate/agree.h"
 #include "gate/checkpoint.h"
+#include "gate/fingerprint.h"
 #include "proxy/base/log.h"
 #include "proxy/loop/agreer.h"
 #include "proxy/loop/kafka_clients.h"
@@ -20,6 +21,7 @@ struct gp_agreer {
         rd_kafka_t *rk;
         char **topics;
         int n_topics;
+        uint32_t fp; /* this instance's settings fingerprint */
         pthread_t thread;
         bool started;
         pthread_mutex_t lock; /* guards what follows */
@@ -36,21 +38,6 @@ struct gp_agreer {
         char said[256]; /* the thread's last logged trouble */
 };
 
-/* Partitions of topic now, or -1. */
-static int count_parts(rd_kafka_t *rk, const char *topic) {
-        rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
-        const struct rd_kafka_metadata *md = NULL;
-        int n = -1;
-        if (rkt && !rd_kafka_metadata(rk, 0, rkt, &md, WAIT_MS) && md->topic_cnt == 1 &&
-            !md->topics[0].err)
-                n = md->topics[0].partition_cnt;
-        if (md)
-                rd_kafka_metadata_destroy(md);
-        if (rkt)
-                rd_kafka_topic_destroy(rkt);
-        return n;
-}
-
 /* One read of every partition's committed checkpoint for old -> new_c
  * (and, with cutoff set, which of them closed the old side under it).
  * -1: the read failed (out untouched). */
@@ -58,7 +45,7 @@ static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t 
                     gp_agreed_t *out) {
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(64);
         for (int t = 0; t < a->n_topics; t++) {
-                int n = count_parts(a->rk, a->topics[t]);
+                int n = gp_client_partitions(a->rk, a->topics[t], WAIT_MS);
                 if (n <= 0) {
                         rd_kafka_topic_partition_list_destroy(l);
                         return -1;
@@ -93,6 +80,17 @@ static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t 
                                    sizeof why) ||
                     g.old_c != old || g.new_c != new_c)
                         continue;
+                if (!gp_fp_counts(a->fp, part.fp)) {
+                        /* Written under other settings: no promise, no T
+                         * and no close is taken from it (the members
+                         * watch refuses a live member that writes so;
+                         * a line an earlier owner left is rewritten by
+                         * its next owner). */
+                        r.other++;
+                        r.other_fp = part.fp;
+                        r.any |= g.phase == GP_PHASE_WAITING && part.promise != GP_TS_NONE;
+                        continue;
+                }
                 if (g.phase == GP_PHASE_SPLIT && g.cutoff != GP_TS_NONE) {
                         /* T already taken by the partition's owner: the
                          * maximum of the promises it read, the same for
@@ -165,7 +163,7 @@ static void *run(void *arg) {
 }
 
 gp_agreer_t *gp_agreer_new(const gp_conf_t *conf, const char *const *topics, int n,
-                           gp_err_t *err) {
+                           uint32_t fp, gp_err_t *err) {
         gp_agreer_t *a = calloc(1, sizeof(*a));
         if (!a || !(a->topics = calloc((size_t)n + 1, sizeof(char *)))) {
                 free(a);
@@ -174,6 +172,7 @@ gp_agreer_t *gp_agreer_new(const gp_conf_t *conf, const char *const *topics, int
         }
         pthread_mutex_init(&a->lock, NULL);
         pthread_cond_init(&a->cond, NULL);
+        a->fp = fp;
         for (int i = 0; i < n; i++)
                 if (!(a->topics[a->n_topics++] = strdup(topics[i]))) {
                         gp_err_set(err, GP_ERR_NOMEM, "out of memory");

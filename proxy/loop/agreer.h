@@ -7,8 +7,10 @@
  * topics while the loop asks about a transition, and computes T from the
  * committed promises (gp_agree_cutoff), or takes the T a committed
  * checkpoint of the same transition already holds; once T is known, it
- * counts the partitions closed under it. The loop asks and
- * collects between transactions and never waits for it. */
+ * counts the partitions closed under it. A line written under other
+ * settings (another fingerprint, gate/fingerprint.h) counts for nothing:
+ * T is never computed from promises made under other settings. The loop
+ * asks and collects between transactions and never waits for it. */
 #ifndef GP_PROXY_LOOP_AGREER_H
 #define GP_PROXY_LOOP_AGREER_H
 
@@ -17,21 +19,25 @@
 
 typedef struct gp_agreer gp_agreer_t;
 
-/* A thread reading the checkpoints of the n source topics (names copied).
- * NULL with err set when it cannot start. */
+/* A thread reading the checkpoints of the n source topics (names copied)
+ * for an instance whose settings fingerprint is fp. NULL with err set when
+ * it cannot start. */
 gp_agreer_t *gp_agreer_new(const gp_conf_t *conf, const char *const *topics, int n,
-                           gp_err_t *err);
+                           uint32_t fp, gp_err_t *err);
 void gp_agreer_destroy(gp_agreer_t *a);
 
 /* What the last read of every partition's committed checkpoint found. */
 typedef struct gp_agreed {
-        int64_t cutoff;  /* T of the transition asked; GP_TS_NONE: not yet */
-        bool any;        /* some partition has a committed promise (or T) of it */
-        size_t parts;    /* partitions read */
-        size_t promised; /* of them with a committed promise (or T) */
-        size_t closed;   /* of them closed under the T asked about */
-        bool all_closed; /* every partition read is (gp_agree_all_closed) */
-        int64_t read_ms; /* wall ms of that read; 0: none yet */
+        int64_t cutoff;    /* T of the transition asked; GP_TS_NONE: not yet */
+        bool any;          /* some partition has a committed promise (or T) of it */
+        size_t parts;      /* partitions read */
+        size_t promised;   /* of them with a committed promise (or T) */
+        size_t closed;     /* of them closed under the T asked about */
+        bool all_closed;   /* every partition read is (gp_agree_all_closed) */
+        size_t other;      /* of them whose line carries another fingerprint: they
+                            count as without a promise, T or close */
+        uint32_t other_fp; /* one such fingerprint */
+        int64_t read_ms;   /* wall ms of that read; 0: none yet */
 } gp_agreed_t;
 
 /* Asks for transition old -> new_c, with cutoff its T once known

@@ -445,6 +445,13 @@ void gp_group_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 gp_error("rebalance: %s", rd_kafka_err2str(err));
                 on_revoke(p, parts);
         }
+        if (p->members && !p->closing) {
+                /* The members watch tells this instance from the others. */
+                char *id = rd_kafka_memberid(p->cons);
+                gp_members_self(p->members, id);
+                if (id)
+                        rd_kafka_mem_free(p->cons, id);
+        }
         gp_proxy_beat(p);
 }
 

@@ -7,6 +7,8 @@
  *   topics.c    source, colour and dead-letter topics; partition discovery
  *   restore.c   assignment, the checkpoint read at start and written per commit
  *   group.c     gate.membership=group: subscription, the rebalance callback
+ *   agreer.c    group: the agreement on T, on its own thread
+ *   members.c   group: who is in the group, and the refusals, on its own thread
  *   delivery.c  exactly-once and at-least-once: begin, commit, abort
  *   record.c    one record: event time, route, produce; the dead-letter topic
  *   status.c    status and publication, on their own thread
@@ -30,6 +32,7 @@
 #include "proxy/loop/agreer.h"
 #include "proxy/loop/drainer.h"
 #include "proxy/loop/fetchwake.h"
+#include "proxy/loop/members.h"
 #include "proxy/loop/proxy.h"
 #include "proxy/schema/registry.h"
 #include "proxy/control/status.h"
@@ -138,16 +141,23 @@ struct gp_proxy {
 
         /* gate.membership=group (group.c) */
         bool group;
-        gp_agreer_t *agree;   /* the agreement on T; NULL: not started */
-        int64_t agree_since;  /* wall ms the open transition was seen, -1: none */
-        char map_t_note[200]; /* gate-proxy.error: another T in the map */
+        gp_agreer_t *agree;           /* the agreement on T; NULL: not started */
+        gp_members_t *members;        /* who is in the group, and the refusals */
+        uint32_t fp;                  /* this instance's settings fingerprint, in every line */
+        uint32_t avsc_fp;             /* gp_fp_bytes of gate.avro.schema's text; 0: none */
+        int refused;                  /* a refusal ends the loop: its exit code, 0: none */
+        char refusal[GP_MEMBERS_WHY]; /* ... and why (gate-proxy.error) */
+        bool subscribed;              /* the consumer has subscribed (joins the group) */
+        int64_t agree_since;          /* wall ms the open transition was seen, -1: none */
+        char map_t_note[200];         /* gate-proxy.error: another T in the map */
         bool gate_known; /* gate holds committed decisions (false while nothing is owned) */
         bool closing;    /* the consumer is closing: a rebalance only unassigns */
         bool assigned;   /* the group has given an assignment (maybe empty) */
         bool rb_ended;   /* a rebalance committed or aborted the open window */
         bool rb_rewound; /* ... and rewound: the batch being read is dropped */
         int rb_exit;     /* a rebalance failed: the exit code, 0: none */
-        char close_note[160]; /* group: what the close waits for, as last logged */
+        char close_note[160];    /* group: what the close waits for, as last logged */
+        size_t agree_other_said; /* group: lines under other settings, as last logged */
 
         pthread_mutex_t lock; /* guards stats, kstats */
         /* The last librdkafka statistics (JSON) of the producer [0] and

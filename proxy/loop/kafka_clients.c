@@ -86,3 +86,17 @@ rd_kafka_t *gp_client_new(rd_kafka_type_t type, rd_kafka_conf_t *kc, gp_err_t *e
                 gp_err_set(err, GP_ERR_KAFKA, "%s", why);
         return rk;
 }
+
+int gp_client_partitions(rd_kafka_t *rk, const char *topic, int wait_ms) {
+        rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+        const struct rd_kafka_metadata *md = NULL;
+        int n = -1;
+        if (rkt && !rd_kafka_metadata(rk, 0, rkt, &md, wait_ms) && md->topic_cnt == 1 &&
+            !md->topics[0].err)
+                n = md->topics[0].partition_cnt;
+        if (md)
+                rd_kafka_metadata_destroy(md);
+        if (rkt)
+                rd_kafka_topic_destroy(rkt);
+        return n;
+}

@@ -25,5 +25,8 @@ void gp_client_set(rd_kafka_conf_t *kc, const char *k, const char *v, gp_err_t *
 bool gp_client_user_set(const gp_conf_t *conf, const char *role, const char *key);
 /* A numeric property of kc, 0 if unset or not a number. */
 long long gp_client_conf_ll(rd_kafka_conf_t *kc, const char *key);
+/* The partitions of topic now (a metadata request, at most wait_ms), or
+ * -1. */
+int gp_client_partitions(rd_kafka_t *rk, const char *topic, int wait_ms);
 
 #endif

@@ -37,6 +37,13 @@
 #define GP_WAIT_MS 5
 /* Longest wait at a stop for the last status and decisions to be written. */
 #define FLUSH_MS 10000
+/* ... after a refusal (the reason in gate-proxy.error). */
+#define REFUSE_FLUSH_MS 3000
+/* group: the longest wait, before joining, for a look at the group that
+ * settles whether to join (gp_members_settled). */
+#define PREJOIN_MS 5000
+/* Members named in gate-proxy.members. */
+#define STATUS_MEMBERS 8
 
 /* ---- tasks between windows -------------------------------------------- */
 
@@ -44,6 +51,8 @@
  * held partitions; "" when all is well. Each source keeps its own, so one
  * clearing does not hide another. */
 static const char *current_error(gp_proxy_t *p) {
+        if (p->refusal[0])
+                return p->refusal;
         if (p->ctl_error[0])
                 return p->ctl_error;
         int64_t other = p->group && p->status ? gp_status_other_cutoff(p->status) : GP_TS_NONE;
@@ -120,6 +129,27 @@ static void set_opt(gp_status_kv_t *st, const char *key, bool have, int64_t v) {
                 gp_status_set(st, key, "%s", "");
 }
 
+/* gate-proxy.members: "3: client/host=4, ..." (partitions assigned, "?"
+ * while the group rebalances, "!" after a member of other topics). */
+static void members_status(gp_proxy_t *p, char *b, size_t len) {
+        gp_member_info_t mv[STATUS_MEMBERS];
+        size_t shown;
+        int n = gp_members_view(p->members, mv, STATUS_MEMBERS, &shown);
+        b[0] = '\0';
+        if (n < 0)
+                return;
+        size_t at = (size_t)snprintf(b, len, "%d%s", n, shown ? ":" : "");
+        for (size_t i = 0; i < shown && at < len; i++) {
+                char parts[16] = "?";
+                if (mv[i].partitions >= 0)
+                        snprintf(parts, sizeof parts, "%d", mv[i].partitions);
+                at += (size_t)snprintf(b + at, len - at, "%s %s=%s%s", i ? "," : "",
+                                       mv[i].label, parts, mv[i].foreign ? "!" : "");
+        }
+        if ((size_t)n > shown && at < len)
+                snprintf(b + at, len - at, ", and %zu more", (size_t)n - shown);
+}
+
 /* Task: the status keys, handed to the status thread. */
 static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
         const gp_wm_view_t *wv = &p->wv;
@@ -146,6 +176,11 @@ static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
         gp_status_set(&st, GP_KEY_HEARTBEAT, "%s", hb);
         gp_status_set(&st, GP_KEY_WARNING, "%s", p->drain_warning);
         set_opt(&st, GP_KEY_DRAIN_LAG, dl >= 0, dl);
+        if (p->members) {
+                char mb[GP_STATUS_VALUE_MAX];
+                members_status(p, mb, sizeof mb);
+                gp_status_set(&st, GP_KEY_MEMBERS, "%s", mb);
+        }
         gp_status_post(p->status, &st);
         return TASK_ON;
 }
@@ -204,8 +239,28 @@ static void agree_stats(gp_proxy_t *p, const gp_agreed_t *ag) {
         p->stats.agree_parts = ag ? (int)ag->parts : 0;
         p->stats.agree_promised = ag ? (int)ag->promised : 0;
         p->stats.agree_closed = ag ? (int)ag->closed : 0;
+        p->stats.agree_other = ag ? (int)ag->other : 0;
         p->stats.promise = hi;
         pthread_mutex_unlock(&p->lock);
+}
+
+/* The log, once per change: the agreement's last read found lines
+ * written under other settings, which it takes nothing from. */
+static void other_settings(gp_proxy_t *p, const gp_agreed_t *ag) {
+        if (!ag->read_ms || ag->other == p->agree_other_said)
+                return;
+        p->agree_other_said = ag->other;
+        if (ag->other)
+                gp_warn("agreement: %zu of %zu partition(s) hold a committed line written "
+                        "under other gate settings (fp %08" PRIx32
+                        ", this instance's %08" PRIx32
+                        "): no promise, T or close is taken from them until their owner "
+                        "commits them under these settings; a live instance that writes "
+                        "them so is refused (exit %d)",
+                        ag->other, ag->parts, ag->other_fp, p->fp, GP_EXIT_GROUP);
+        else
+                gp_info("agreement: every partition's line is written under this instance's "
+                        "settings again");
 }
 
 /* gate.membership=group, while the gate splits at T (docs/DESIGN.md,
@@ -237,6 +292,7 @@ static void closing(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
         gp_agreed_t ag;
         gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, p->gate.cutoff, &ag);
         agree_stats(p, &ag);
+        other_settings(p, &ag);
         char note[sizeof p->close_note] = "";
         bool ok = false;
         if (ag.read_ms && !ag.all_closed) {
@@ -309,6 +365,7 @@ static void agreement(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
         gp_agreed_t ag;
         gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, GP_TS_NONE, &ag);
         agree_stats(p, &ag);
+        other_settings(p, &ag);
         if (ag.cutoff != GP_TS_NONE) {
                 gp_gate_t line = p->gate;
                 char why[256];
@@ -434,7 +491,8 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
                         gp_err_t aerr;
                         for (int t = 0; t < p->n_topics; t++)
                                 names[t] = p->topics[t].name;
-                        if (!(p->agree = gp_agreer_new(p->conf, names, p->n_topics, &aerr))) {
+                        if (!(p->agree = gp_agreer_new(p->conf, names, p->n_topics, p->fp,
+                                                       &aerr))) {
                                 gp_error("%s; exiting (code %d) for a restart", aerr.msg,
                                          GP_EXIT_FATAL);
                                 return TASK_FATAL;
@@ -501,6 +559,20 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
 static task_rc_t control_watch_task(gp_proxy_t *p, int64_t now) {
         (void)now;
         return gp_ctl_poll(p->ctl, false) == 1 ? TASK_DECIDE : TASK_ON;
+}
+
+/* Task (group): a refusal the members watch found (another pipeline's
+ * member in the group, a live instance under other settings) ends the
+ * loop; the open transaction is aborted, never committed (refuse_end). */
+static task_rc_t members_task(gp_proxy_t *p, int64_t now) {
+        (void)now;
+        if (p->refused)
+                return TASK_FATAL;
+        if (!p->members || !gp_members_refusal(p->members, p->refusal, sizeof p->refusal))
+                return TASK_ON;
+        p->refused = GP_EXIT_GROUP;
+        gp_error("%s", p->refusal);
+        return TASK_FATAL;
 }
 
 /* Task: partitions that appeared (gate.discovery.interval.ms). */
@@ -701,6 +773,41 @@ static const char *brokers(const gp_conf_t *conf) {
         return "?";
 }
 
+/* After a refusal: the open transaction aborted (nothing of it is
+ * committed), a last status with the reason in gate-proxy.error; the
+ * consumer leaves the group when the proxy is destroyed (its rebalance
+ * then only unassigns). */
+static void refuse_end(gp_proxy_t *p) {
+        if (p->txn_begin >= 0) {
+                if (p->dv->abort(p) == GP_TX_OK)
+                        gp_warn("the open transaction is aborted: nothing of it is committed");
+                p->txn_begin = -1;
+        }
+        status_task(p, gp_now_ms());
+        if (gp_status_flush(p->status, REFUSE_FLUSH_MS))
+                gp_warn("the reason was not written to %s within %d s",
+                        gp_ctl_describe(p->ctl), REFUSE_FLUSH_MS / 1000);
+}
+
+/* group: a look at the group before joining it (at most PREJOIN_MS): a
+ * member of another pipeline, or a live instance writing under other
+ * settings, is refused before this instance takes any partition. A group
+ * that does not settle by then (rebalancing) is joined; the watch goes on
+ * beside the loop. */
+static bool join_allowed(gp_proxy_t *p) {
+        int64_t end = gp_mono_ms() + PREJOIN_MS;
+        while (!p->stop && gp_mono_ms() < end && !gp_members_settled(p->members, 200))
+                gp_proxy_beat(p);
+        if (p->stop)
+                return false;
+        if (!gp_members_refusal(p->members, p->refusal, sizeof p->refusal))
+                return true;
+        p->refused = GP_EXIT_GROUP;
+        gp_error("%s", p->refusal);
+        refuse_end(p);
+        return false;
+}
+
 /* Waits until a broker answers, saying once per change which cannot be
  * reached; false when stopped meanwhile. */
 static bool reach_brokers(gp_proxy_t *p) {
@@ -732,11 +839,13 @@ int gp_proxy_run(gp_proxy_t *p) {
         int code = GP_EXIT_OK;
         int64_t next_warn = 0;
         task_t tasks[] = {
+                {members_task, every_time, AT_BOUNDARY, 0},
                 {control_task, every_time, AT_BOUNDARY, 0},
                 {discovery_task, discovery_ms, AT_BOUNDARY,
                  gp_mono_ms() + p->conf->discovery_ms},
                 {status_task, status_ms, AT_BOUNDARY, 0},
                 {control_watch_task, ctl_watch_ms, IN_WINDOW, 0},
+                {members_task, ctl_watch_ms, IN_WINDOW, 0},
         };
         size_t n_tasks = sizeof(tasks) / sizeof(tasks[0]);
         p->wv = (gp_wm_view_t){.wm = GP_TS_NONE};
@@ -783,10 +892,14 @@ int gp_proxy_run(gp_proxy_t *p) {
                 gp_gate_from_control(&p->gate, gp_ctl_current(p->ctl), gp_now_ms());
                 p->cgate = p->gate;
                 p->agree_since = -1;
+                if (!join_allowed(p))
+                        return p->stop ? GP_EXIT_OK : p->refused;
                 if (gp_group_subscribe(p, &err)) {
                         gp_error("%s", err.msg);
                         return GP_EXIT_FATAL;
                 }
+                p->subscribed = true;
+                gp_members_joining(p->members);
         } else {
                 if (gp_restore(p, gp_ctl_current(p->ctl), &err)) {
                         gp_error("%s", err.msg);
@@ -803,10 +916,10 @@ int gp_proxy_run(gp_proxy_t *p) {
         pthread_mutex_unlock(&p->lock);
         if (p->group) {
                 gp_info("joining group %s as instance %s (transactional.id %s), %d topic(s), "
-                        "%s, pipeline %s",
+                        "%s, pipeline %s, settings fp %08" PRIx32,
                         p->conf->group_id, p->conf->instance,
                         p->eos ? p->conf->transactional_id : "-", p->n_topics, p->dv->name,
-                        p->conf->pipeline);
+                        p->conf->pipeline, p->fp);
         } else
                 gp_info("routing %d topic(s), %zu partition(s), %s, pipeline %s", p->n_topics,
                         p->n_pptrs, p->dv->name, p->conf->pipeline);
@@ -815,7 +928,7 @@ int gp_proxy_run(gp_proxy_t *p) {
         rd_kafka_message_t *msgs[BATCH];
         while (!p->stop || p->need_commit) {
                 if (run_tasks(p, tasks, n_tasks, AT_BOUNDARY) == TASK_FATAL) {
-                        code = GP_EXIT_FATAL;
+                        code = p->refused ? p->refused : GP_EXIT_FATAL;
                         break;
                 }
                 bool open;
@@ -825,10 +938,14 @@ int gp_proxy_run(gp_proxy_t *p) {
                 if (r == GP_TX_ABORT)
                         r = gp_delivery_abort(p);
                 if (r == GP_TX_FATAL) {
-                        code = p->rb_exit ? p->rb_exit : gp_delivery_exit_code(p);
+                        code = p->rb_exit   ? p->rb_exit
+                               : p->refused ? p->refused
+                                            : gp_delivery_exit_code(p);
                         break;
                 }
         }
+        if (p->refused)
+                refuse_end(p);
         if (code == GP_EXIT_OK) {
                 /* What the last commit decided, and a last status. */
                 status_task(p, gp_now_ms());

@@ -23,6 +23,9 @@ enum {
         GP_EXIT_FENCED = 3, /* another instance with the same transactional.id took over */
         GP_EXIT_TOPICS = 4, /* a source, colour or dead-letter topic is missing or too small */
         GP_EXIT_STATE = 5,  /* the committed checkpoint cannot be read */
+        GP_EXIT_GROUP = 6,  /* gate.membership=group: the group has a member of
+                               another pipeline, or an instance of this one under
+                               other gate.* settings (docs/DESIGN.md, Scale-out) */
 };
 
 typedef struct gp_proxy gp_proxy_t;
@@ -93,6 +96,9 @@ typedef struct gp_stats {
          * checkpoint in the open transition: partitions read, of them
          * with a promise (or T), closed under T; all 0 outside one. */
         int agree_parts, agree_promised, agree_closed;
+        /* ... of them whose line carries other settings (a fingerprint not
+         * this instance's): the agreement takes nothing from them. */
+        int agree_other;
         int64_t promise;  /* highest promise of an owned partition, GP_TS_NONE: none */
         int map_conflict; /* the map stores another T than the one routed by */
 } gp_stats_t;
@@ -117,6 +123,23 @@ typedef struct gp_lag {
         int partition;
         int64_t lag;
 } gp_lag_t;
+
+/* gate.membership=group: one member of the pipeline's consumer group as
+ * the last look at the group saw it (proxy/loop/members.h). */
+#define GP_MEMBER_LABEL_MAX 200
+typedef struct gp_member_info {
+        char label[GP_MEMBER_LABEL_MAX]; /* client id/host, printable ASCII */
+        int partitions; /* assigned to it, all topics; -1: not known (rebalancing) */
+        bool self;      /* this instance */
+        bool foreign;   /* subscribed to other topics than this pipeline's */
+} gp_member_info_t;
+/* The members of the group as last seen: how many (-1: no look yet, or
+ * gate.membership=assign); up to max of them (the first 64 at most)
+ * copied to out, *shown of them. */
+int gp_proxy_members(gp_proxy_t *p, gp_member_info_t *out, size_t max, size_t *shown);
+/* The settings fingerprint this instance writes into its checkpoints
+ * (gate/fingerprint.h). */
+uint32_t gp_proxy_fingerprint(gp_proxy_t *p);
 
 /* Up to max lags, as of the last status interval; how many there are. */
 size_t gp_proxy_lags(gp_proxy_t *p, gp_lag_t *out, size_t max);

@@ -154,7 +154,8 @@ fail:
         return gp_err_code(err);
 }
 
-/* The offsets to commit, each carrying the checkpoint of its partition. */
+/* The offsets to commit, each carrying the checkpoint of its partition
+ * and this instance's settings fingerprint. */
 rd_kafka_topic_partition_list_t *gp_checkpoint_list(gp_proxy_t *p, const gp_gate_t *g) {
         rd_kafka_topic_partition_list_t *l =
                 rd_kafka_topic_partition_list_new((int)p->n_pptrs);
@@ -167,7 +168,11 @@ rd_kafka_topic_partition_list_t *gp_checkpoint_list(gp_proxy_t *p, const gp_gate
                         rd_kafka_topic_partition_t *tp =
                                 rd_kafka_topic_partition_list_add(l, p->topics[t].name, i);
                         tp->offset = ps->work.pos;
-                        int n = gp_ckpt_encode(g, &ps->work.st, line, sizeof(line));
+                        /* Written under this instance's settings, whoever
+                         * wrote the line it was read from. */
+                        gp_part_t st = ps->work.st;
+                        st.fp = p->fp;
+                        int n = gp_ckpt_encode(g, &st, line, sizeof(line));
                         if (n < 0 || !(tp->metadata = malloc((size_t)n))) {
                                 rd_kafka_topic_partition_list_destroy(l);
                                 return NULL;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate/fingerprint.h"
 #include "os/file.h"
 #include "proxy/schema/avsc.h"
 #include "proxy/loop/kafka_clients.h"
@@ -67,6 +68,7 @@ static int load_avsc(gp_proxy_t *p, const char *path, gp_err_t *err) {
                 return -1;
         }
         int rc = -1;
+        p->avsc_fp = gp_fp_bytes(buf, n);
         if (gp_avsc_compile(buf, n, &p->ex, &p->avro_local, &why))
                 gp_err_set(err, why.code == GP_ERR_NOMEM ? GP_ERR_NOMEM : GP_ERR_INVALID,
                            "gate.avro.schema: %s: %s (gate.event-time=%s)", path, why.msg,
@@ -114,6 +116,19 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
                 goto fail;
         if (!(p->ctl = gp_ctl_new_conf(conf, err)))
                 goto fail;
+        gp_fp_settings_t fs = {
+                .event_time = conf->event_time,
+                .unit = conf->event_time_unit,
+                .avro_schema = p->avsc_fp,
+                .record_max_bytes = conf->record_max_bytes,
+                .gate = p->gconf,
+                .topic_blue = conf->topic_blue,
+                .topic_green = conf->topic_green,
+                .dlq_topic = conf->dlq_topic,
+                .drain_blue = conf->drain_group_blue,
+                .drain_green = conf->drain_group_green,
+        };
+        p->fp = gp_fp_of(&fs);
 
         /* Producer: transactional (or idempotent for at-least-once). */
         if (!(kc = gp_client_conf(conf, "producer", err)))
@@ -183,6 +198,11 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
                         gp_client_set(kc, "topic.metadata.refresh.interval.ms", v, err, &bad);
                 }
                 rd_kafka_conf_set_rebalance_cb(kc, gp_group_rebalance);
+                /* The group's members view names this instance by it
+                 * (gate-proxy-orders-orders-0), unless kafka.* says
+                 * otherwise. */
+                if (!gp_client_user_set(conf, "consumer", "client.id"))
+                        gp_client_set(kc, "client.id", conf->transactional_id, err, &bad);
         }
         rd_kafka_conf_set_opaque(kc, p);
         want_stats(p, kc, "consumer", err, &bad);
@@ -201,6 +221,8 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
         if (!(p->drain = gp_drainer_new(conf, err)) && err->code)
                 goto fail;
         if (!(p->status = gp_status_new(conf, err)))
+                goto fail;
+        if (p->group && !(p->members = gp_members_new(conf, p->fp, err)))
                 goto fail;
         p->cgmd = rd_kafka_consumer_group_metadata_new(conf->group_id);
         return p;
@@ -234,6 +256,15 @@ int64_t gp_proxy_drain_lag(gp_proxy_t *p, gp_colour_t c) {
         return gp_drainer_lag(p->drain, c);
 }
 
+int gp_proxy_members(gp_proxy_t *p, gp_member_info_t *out, size_t max, size_t *shown) {
+        *shown = 0;
+        return p->members ? gp_members_view(p->members, out, max, shown) : -1;
+}
+
+uint32_t gp_proxy_fingerprint(gp_proxy_t *p) {
+        return p->fp;
+}
+
 void gp_proxy_destroy(gp_proxy_t *p) {
         if (!p)
                 return;
@@ -265,7 +296,8 @@ void gp_proxy_destroy(gp_proxy_t *p) {
                  * state is NULL): a member stopped that early waits for
                  * it (the group's rebalance, bounded by the session
                  * timeout of a member that died before it). */
-                if (p->group && !p->assigned && rd_kafka_version() < 0x020300ff) {
+                if (p->group && p->subscribed && !p->assigned &&
+                    rd_kafka_version() < 0x020300ff) {
                         gp_info("waiting for the group's first assignment before leaving the "
                                 "group (librdkafka %s, #4381)",
                                 rd_kafka_version_str());
@@ -284,6 +316,7 @@ void gp_proxy_destroy(gp_proxy_t *p) {
         for (int i = 0; i < 2; i++)
                 rd_kafka_mem_free(NULL, p->kstats[i]);
         gp_agreer_destroy(p->agree);
+        gp_members_destroy(p->members);
         gp_drainer_destroy(p->drain);
         free(p->lags);
         gp_status_destroy(p->status);

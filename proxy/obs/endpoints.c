@@ -144,6 +144,56 @@ static void broker_metrics(text_t *t, gp_proxy_t *p) {
         cJSON_Delete(doc[1]);
 }
 
+/* ---- the group ------------------------------------------------------------ */
+
+/* A label value: backslash, quote and newline escaped. */
+static void label_value(char *out, size_t len, const char *s) {
+        size_t k = 0;
+        for (; *s && k + 2 < len; s++) {
+                if (*s == '\\' || *s == '"')
+                        out[k++] = '\\';
+                out[k++] = *s == '\n' ? 'n' : *s;
+        }
+        out[k] = '\0';
+}
+
+/* gate.membership=group: the members of the group as last seen, and the
+ * partitions of each (by client id/host: two members of one label, such
+ * as two consumers left at the default client id on one host, are summed,
+ * so no series repeats; at most 64 members, one series each). */
+static void group_members(text_t *t, gp_proxy_t *p) {
+        gp_member_info_t mv[64];
+        size_t shown;
+        int n = gp_proxy_members(p, mv, sizeof mv / sizeof mv[0], &shown);
+        family(t, "gate_proxy_group_members", "gauge",
+               "gate.membership=group: members of the pipeline's consumer group as last seen "
+               "(a look every 2 s); 0 with assign and before the first look.");
+        put(t, "gate_proxy_group_members %d\n", n < 0 ? 0 : n);
+        family(t, "gate_proxy_group_member_partitions", "gauge",
+               "gate.membership=group: source partitions the group assigned to each member "
+               "as last seen, by client id/host (the first 64 members; while the group "
+               "rebalances, the members without it).");
+        for (size_t i = 0; i < shown; i++) {
+                bool first = true;
+                int sum = 0, known = 0;
+                for (size_t k = 0; k < shown; k++) {
+                        if (strcmp(mv[k].label, mv[i].label))
+                                continue;
+                        if (k < i)
+                                first = false;
+                        if (mv[k].partitions >= 0) {
+                                sum += mv[k].partitions;
+                                known++;
+                        }
+                }
+                if (!first || !known)
+                        continue;
+                char lv[2 * GP_MEMBER_LABEL_MAX];
+                label_value(lv, sizeof lv, mv[i].label);
+                put(t, "gate_proxy_group_member_partitions{member=\"%s\"} %d\n", lv, sum);
+        }
+}
+
 /* ---- the process ---------------------------------------------------------- */
 
 static void process_metrics(text_t *t, const gp_endpoints_t *h) {
@@ -231,9 +281,13 @@ static void metrics(gp_endpoints_t *h, text_t *t) {
         for (size_t i = 0; i < nc; i++)
                 ready &= c[i].ok;
 
-        family(t, "gate_proxy_build_info", "gauge", "Versions and pipeline; always 1.");
-        put(t, "gate_proxy_build_info{version=\"%s\",librdkafka=\"%s\",pipeline=\"%s\"} 1\n",
-            GP_VERSION, rd_kafka_version_str(), h->conf->pipeline);
+        family(t, "gate_proxy_build_info", "gauge",
+               "Versions, pipeline and the settings fingerprint written into every "
+               "checkpoint (fp); always 1.");
+        put(t,
+            "gate_proxy_build_info{version=\"%s\",librdkafka=\"%s\",pipeline=\"%s\","
+            "fp=\"%08" PRIx32 "\"} 1\n",
+            GP_VERSION, rd_kafka_version_str(), h->conf->pipeline, gp_proxy_fingerprint(h->p));
         family(t, "gate_proxy_records_consumed_total", "counter",
                "Records read from the source topics and committed, by this process.");
         uint64_t n[3];
@@ -292,10 +346,12 @@ static void metrics(gp_endpoints_t *h, text_t *t) {
         family(t, "gate_proxy_agreement_partitions", "gauge",
                "gate.membership=group, during a transition: source partitions of the "
                "pipeline in the last read of the committed checkpoints, with a promise "
-               "(or T), closed under T.");
+               "(or T), closed under T, written under other settings (counted as neither).");
         put(t, "gate_proxy_agreement_partitions{state=\"read\"} %d\n", s.agree_parts);
         put(t, "gate_proxy_agreement_partitions{state=\"promised\"} %d\n", s.agree_promised);
         put(t, "gate_proxy_agreement_partitions{state=\"closed\"} %d\n", s.agree_closed);
+        put(t, "gate_proxy_agreement_partitions{state=\"other_settings\"} %d\n",
+            s.agree_other);
         family(t, "gate_proxy_promise_timestamp_seconds", "gauge",
                "gate.membership=group: the highest promise of a partition this instance "
                "owns while the transition waits for T; NaN while none.");
@@ -304,6 +360,7 @@ static void metrics(gp_endpoints_t *h, text_t *t) {
                "gate.membership=group: 1 while the map stores another T than the one "
                "every partition routes by (reported, never followed).");
         put(t, "gate_proxy_map_cutoff_conflict %d\n", s.map_conflict);
+        group_members(t, h->p);
         family(t, "gate_proxy_last_commit_timestamp_seconds", "gauge",
                "Time of the last commit; 0 before the first.");
         put(t, "gate_proxy_last_commit_timestamp_seconds %.3f\n",

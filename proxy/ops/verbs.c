@@ -403,6 +403,10 @@ int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
                get(cm, GP_KEY_COUNT_DLQ), get(cm, GP_KEY_COUNT_LATE),
                get(cm, GP_KEY_ABORTED_ROUTED));
         printf("error       %s\n", get(cm, GP_KEY_ERROR));
+        /* gate.membership=group: the group's members, client id/host=partitions. */
+        const char *mb = gp_cm_get(cm, GP_KEY_MEMBERS);
+        if (mb && *mb)
+                printf("members     %s\n", mb);
         /* `gate-proxy handover` keeps its progress in the map. */
         const char *ho = gp_cm_get(cm, GP_KEY_HANDOVER "step");
         if (ho && *ho)

@@ -25,7 +25,7 @@ static int same(const gp_gate_t *a, const gp_part_t *pa, const gp_gate_t *b,
                a->seq == b->seq && pa->hi == pb->hi && pa->n[0] == pb->n[0] &&
                pa->n[1] == pb->n[1] && pa->n[2] == pb->n[2] && pa->late == pb->late &&
                pa->since_t[0] == pb->since_t[0] && pa->since_t[1] == pb->since_t[1] &&
-               pa->promise == pb->promise && pa->closed == pb->closed;
+               pa->promise == pb->promise && pa->closed == pb->closed && pa->fp == pb->fp;
 }
 
 /* Routing and deciding from a decoded state. */
@@ -44,9 +44,14 @@ static void exercise(const gp_gate_t *g0, const gp_part_t *p0, uint8_t salt) {
                               INT64_MIN + 1,
                               t == GP_TS_NONE ? 1 : t,
                               t == GP_TS_NONE || t == INT64_MIN + 1 ? 2 : t - 1};
+        /* A partition that closed the old side by its own watermark (cl=1)
+         * routes as the closed gate while the pipeline splits. */
+        gp_gate_t as = *g0;
+        if (p0->closed && as.phase == GP_PHASE_SPLIT)
+                as.phase = GP_PHASE_CLOSED;
         for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
                 bool l1, l2;
-                gp_dest_t d1 = gp_gate_dest(g0, &conf, ts[i], &l1);
+                gp_dest_t d1 = gp_gate_dest(&as, &conf, ts[i], &l1);
                 gp_dest_t d2 = gp_gate_route(g0, &conf, &p, ts[i], 1700000000000, &l2);
                 CHECK(d1 == d2 && l1 == l2);
                 CHECK(d1 <= GP_DEST_DLQ);

@@ -1,6 +1,7 @@
 /* tests/tools/gp_admin.c: gp-admin, the topic tool of the integration tests
  * and the soak: create a topic, grow it (CreatePartitions), print its
- * partition count; consume a topic in a group the way a Flink job commits.
+ * partition count; consume a topic in a group the way a Flink job commits;
+ * join a group as a member of it for a while.
  *
  * After create and grow it waits until the broker's metadata shows the new
  * count with a leader for every partition, so the next step of a test sees
@@ -10,6 +11,7 @@
  * nothing with proxy/. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -262,8 +264,9 @@ static int cmd_partitions(admin_t *a, const char *topic) {
 }
 
 /* A consumer in group (read_committed, partition EOF events, no auto
- * commit), with every -X; NULL when refused (said on stderr). */
-static rd_kafka_t *consumer(admin_t *a, const char *group) {
+ * commit), with every -X; NULL when refused (said on stderr). With member,
+ * one that subscribes: cooperative-sticky, as gate-proxy's members. */
+static rd_kafka_t *consumer(admin_t *a, const char *group, bool member) {
         char err[512];
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         const char *kv[][2] = {
@@ -274,8 +277,10 @@ static rd_kafka_t *consumer(admin_t *a, const char *group) {
                 {"isolation.level", "read_committed"},
                 {"enable.partition.eof", "true"},
                 {"auto.offset.reset", "earliest"},
+                {"partition.assignment.strategy", "cooperative-sticky"},
         };
-        for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+        size_t nkv = sizeof(kv) / sizeof(kv[0]) - (member ? 0 : 1);
+        for (size_t i = 0; i < nkv; i++)
                 if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], err, sizeof(err))) {
                         fprintf(stderr, "gp-admin: %s: %s\n", kv[i][0], err);
                         rd_kafka_conf_destroy(conf);
@@ -311,7 +316,7 @@ static int cmd_consume(admin_t *a, const char *group, const char *topic) {
                                 a->bootstrap);
                 return EXIT_FAILED;
         }
-        rd_kafka_t *c = consumer(a, group);
+        rd_kafka_t *c = consumer(a, group, false);
         if (!c)
                 return EXIT_FAILED;
         rd_kafka_poll_set_consumer(c);
@@ -405,7 +410,7 @@ static int cmd_lag(admin_t *a, const char *group, const char *topic) {
                                 a->bootstrap);
                 return EXIT_FAILED;
         }
-        rd_kafka_t *c = consumer(a, group);
+        rd_kafka_t *c = consumer(a, group, false);
         if (!c)
                 return EXIT_FAILED;
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(n);
@@ -440,6 +445,62 @@ out:
         return rc;
 }
 
+static volatile sig_atomic_t stop_member;
+static void on_term(int sig) {
+        (void)sig;
+        stop_member = 1;
+}
+
+/* member GROUP TOPIC: joins GROUP subscribed to TOPIC (cooperative-sticky)
+ * and stays a member for --timeout-ms or until SIGTERM, reading what it is
+ * assigned and committing nothing; prints each change of its assignment,
+ * then leaves the group. */
+static int cmd_member(admin_t *a, const char *group, const char *topic) {
+        rd_kafka_t *c = consumer(a, group, true);
+        if (!c)
+                return EXIT_FAILED;
+        signal(SIGTERM, on_term);
+        signal(SIGINT, on_term);
+        rd_kafka_poll_set_consumer(c);
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_add(l, topic, RD_KAFKA_PARTITION_UA);
+        rd_kafka_resp_err_t e = rd_kafka_subscribe(c, l);
+        rd_kafka_topic_partition_list_destroy(l);
+        if (e) {
+                fprintf(stderr, "gp-admin: subscribing to %s in group %s: %s\n", topic, group,
+                        rd_kafka_err2str(e));
+                rd_kafka_destroy(c);
+                return EXIT_FAILED;
+        }
+        int64_t end = mono_ms() + a->timeout_ms;
+        int was = -1;
+        bool assigned = false;
+        /* librdkafka before 2.3.0 asserts when a cooperative-sticky member
+         * is closed before its first assignment (#4381): it waits for one. */
+        while ((!stop_member && mono_ms() < end) || !assigned) {
+                rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 100);
+                if (m)
+                        rd_kafka_message_destroy(m);
+                rd_kafka_topic_partition_list_t *as = NULL;
+                if (rd_kafka_assignment(c, &as))
+                        continue;
+                int n = as->cnt;
+                rd_kafka_topic_partition_list_destroy(as);
+                if (n != was) {
+                        printf("member of %s: %d partition(s) of %s\n", group, n, topic);
+                        fflush(stdout);
+                        was = n;
+                }
+                assigned |= n > 0;
+                if (!assigned && mono_ms() > end + 60000)
+                        break;
+        }
+        rd_kafka_consumer_close(c);
+        rd_kafka_destroy(c);
+        printf("left %s\n", group);
+        return assigned ? EXIT_OK : EXIT_FAILED;
+}
+
 static void usage(FILE *f) {
         fputs("usage: gp-admin --bootstrap HOST:PORT [--replication N] [--timeout-ms MS]\n"
               "                [-X key=value]... COMMAND ARGS\n"
@@ -456,6 +517,10 @@ static void usage(FILE *f) {
               "                            does (never past a trailing transaction marker)\n"
               "  lag GROUP TOPIC           print how many offsets of TOPIC GROUP has not\n"
               "                            committed (0: it committed every partition's end)\n"
+              "  member GROUP TOPIC        join GROUP subscribed to TOPIC (cooperative-\n"
+              "                            sticky) for --timeout-ms or until SIGTERM,\n"
+              "                            committing nothing; print each change of its\n"
+              "                            assignment, then leave\n"
               "\n"
               "create and grow return once the broker's metadata shows the new count with\n"
               "a leader for every partition, and print one line on stdout.\n"
@@ -600,43 +665,48 @@ int main(int argc, char **argv) {
                    : !strcmp(cmd, "partitions") ? 2
                    : !strcmp(cmd, "consume")    ? 3
                    : !strcmp(cmd, "lag")        ? 3
+                   : !strcmp(cmd, "member")     ? 3
                                                 : -2;
         if (want == -1) {
-                fprintf(stderr, "gp-admin: no command: create, grow, partitions, consume or "
-                                "lag (see --help)\n");
+                fprintf(stderr, "gp-admin: no command: create, grow, partitions, consume, "
+                                "lag or member (see --help)\n");
                 free(a.xconf);
                 return EXIT_USAGE;
         }
         if (want == -2) {
                 fprintf(stderr,
-                        "gp-admin: unknown command '%s': create, grow, partitions, consume or "
-                        "lag "
-                        "(see --help)\n",
+                        "gp-admin: unknown command '%s': create, grow, partitions, consume, "
+                        "lag or member (see --help)\n",
                         cmd);
                 free(a.xconf);
                 return EXIT_USAGE;
         }
         if (nargs != want) {
                 fprintf(stderr, "gp-admin: %s takes %s (see --help)\n", cmd,
-                        !strcmp(cmd, "consume") || !strcmp(cmd, "lag") ? "GROUP TOPIC"
-                        : want == 3                                    ? "TOPIC PARTITIONS"
-                                                                       : "TOPIC");
+                        !strcmp(cmd, "consume") || !strcmp(cmd, "lag") ||
+                                        !strcmp(cmd, "member")
+                                ? "GROUP TOPIC"
+                        : want == 3 ? "TOPIC PARTITIONS"
+                                    : "TOPIC");
                 free(a.xconf);
                 return EXIT_USAGE;
         }
         if (!*args[1]) {
                 fprintf(stderr, "gp-admin: %s: the %s name is empty\n", cmd,
-                        strcmp(cmd, "consume") && strcmp(cmd, "lag") ? "topic" : "group");
+                        strcmp(cmd, "consume") && strcmp(cmd, "lag") && strcmp(cmd, "member")
+                                ? "topic"
+                                : "group");
                 free(a.xconf);
                 return EXIT_USAGE;
         }
-        if ((!strcmp(cmd, "consume") || !strcmp(cmd, "lag")) && !*args[2]) {
+        bool grouped =
+                !strcmp(cmd, "consume") || !strcmp(cmd, "lag") || !strcmp(cmd, "member");
+        if (grouped && !*args[2]) {
                 fprintf(stderr, "gp-admin: %s: the topic name is empty\n", cmd);
                 free(a.xconf);
                 return EXIT_USAGE;
         }
-        if (want == 3 && strcmp(cmd, "consume") && strcmp(cmd, "lag") &&
-            num("PARTITIONS", args[2], 1, 100000, &n)) {
+        if (want == 3 && !grouped && num("PARTITIONS", args[2], 1, 100000, &n)) {
                 free(a.xconf);
                 return EXIT_USAGE;
         }
@@ -652,6 +722,8 @@ int main(int argc, char **argv) {
                 rc = cmd_consume(&a, args[1], args[2]);
         else if (!strcmp(cmd, "lag"))
                 rc = cmd_lag(&a, args[1], args[2]);
+        else if (!strcmp(cmd, "member"))
+                rc = cmd_member(&a, args[1], args[2]);
         else
                 rc = cmd_partitions(&a, args[1]);
         rd_kafka_destroy(a.rk);

@@ -1,6 +1,7 @@
 /* tests/unit/test_checkpoint.c: the gate state <-> checkpoint line (docs/DESIGN.md,
  * The checkpoint: the truth about decisions made). Round trips
- * of many states, every malformed line refused, truncation, buffer sizes.
+ * of many states (gp3 with a settings fingerprint, gp2 without), every
+ * malformed line refused, truncation, buffer sizes, gp1 and gp2 lines read.
  * Uses gate/ only.
  *
  * (A line cut inside its last number still decodes: the format has no end
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "gate/checkpoint.h"
+#include "gate/fingerprint.h"
 
 #define NONE GP_TS_NONE
 #define MIN1 (INT64_MIN + 1)
@@ -62,6 +64,7 @@ static void assert_same(const char *what, size_t i, const gp_gate_t *ga, const g
         cr_assert_eq(pa->promise, pb->promise, "%s %zu: promise %" PRId64 " vs %" PRId64, what,
                      i, pa->promise, pb->promise);
         cr_assert_eq(pa->closed, pb->closed, "%s %zu: closed", what, i);
+        cr_assert_eq(pa->fp, pb->fp, "%s %zu: fp %08x vs %08x", what, i, pa->fp, pb->fp);
 }
 
 #define U64MAX UINT64_MAX
@@ -73,6 +76,10 @@ static void assert_same(const char *what, size_t i, const gp_gate_t *ga, const g
         "gp2 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123 "            \
         "hi=1699999999000 n=10,3,0 late=0 st=2,3"
 #define OK_LINE OK2_NO_TAIL " pr=1700000000000 cl=0"
+#define OK3_NO_TAIL                                                                           \
+        "gp3 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123 "            \
+        "hi=1699999999000 n=10,3,0 late=0 st=2,3 pr=1700000000000 cl=0"
+#define OK3_LINE OK3_NO_TAIL " fp=5d1c39a2"
 
 static void assert_refused(const char *what, size_t i, const char *buf, size_t len,
                            const char *want_in_err);
@@ -106,6 +113,9 @@ static size_t make_states(state_t *s) {
         s[n++] = st("aborted without T", 6, GP_PHASE_ABORTED, G, G, NONE, NONE, NONE, 0, 0, 9,
                     0, 0, 0);
         s[4].p.promise = 1700000000000; /* doc example */
+        s[4].p.fp = 0x5d1c39a2;
+        s[1].p.fp = 1; /* the smallest fingerprint */
+        s[9].p.fp = 0xabcdef01;
         s[2].p.promise = MIN1;          /* waiting: GP_AGREE_NOTHING */
         s[9].p.promise = 1699999940000; /* closed, below T */
         s[9].p.closed = true;
@@ -116,6 +126,7 @@ static size_t make_states(state_t *s) {
                     U64MAX, U64MAX, U64MAX, U64MAX, U64MAX);
         s[n - 1].p.promise = MIN1;
         s[n - 1].p.closed = true;
+        s[n - 1].p.fp = 0xffffffff;
         return n;
 }
 
@@ -154,18 +165,49 @@ Test(checkpoint, documented_format) {
         char line[GP_CKPT_MAX];
         gp_ckpt_encode(&s[4].g, &s[4].p, line, sizeof(line));
         cr_assert_str_eq(line,
-                         "gp2 seq=42 ph=split old=blue new=green T=1700000000000 "
+                         "gp3 seq=42 ph=split old=blue new=green T=1700000000000 "
                          "tw=1700000000123 hi=1699999999000 n=10,3,0 late=0 st=2,3 "
-                         "pr=1700000000000 cl=0",
+                         "pr=1700000000000 cl=0 fp=5d1c39a2",
                          "the example in checkpoint.h");
         gp_ckpt_encode(&s[9].g, &s[9].p, line, sizeof(line));
-        cr_assert(strstr(line, " pr=1699999940000 cl=1") && line[strlen(line) - 1] == '1',
+        cr_assert(strstr(line, " pr=1699999940000 cl=1 fp=abcdef01") &&
+                          !strncmp(line, "gp3 ", 4) && line[strlen(line) - 1] == '1',
                   "closed row: '%s'", line);
+        gp_ckpt_encode(&s[1].g, &s[1].p, line, sizeof(line));
+        cr_assert(strstr(line, " fp=00000001") != NULL, "leading zeros kept: '%s'", line);
         gp_ckpt_encode(&s[0].g, &s[0].p, line, sizeof(line));
         cr_assert_str_eq(line,
                          "gp2 seq=0 ph=steady old=blue new=blue T=- tw=- hi=- n=0,0,0 late=0 "
                          "st=0,0 pr=- cl=0",
-                         "unset times are '-'");
+                         "unset times are '-'; no fingerprint: gp2");
+}
+
+/* A gp2 line (before the fingerprint existed) still decodes, with no
+ * fingerprint, and is written back the same; the same state with a
+ * fingerprint is the gp3 line. */
+Test(checkpoint, reads_gp2) {
+        gp_gate_t g;
+        gp_part_t p;
+        gp_part_init(&p, 7);
+        p.fp = 0x1234; /* overwritten */
+        char err[128] = "";
+        cr_assert_eq(gp_ckpt_decode(OK_LINE, strlen(OK_LINE), &g, &p, err, sizeof(err)), 0,
+                     "%s", err);
+        cr_assert_eq(p.fp, GP_FP_NONE, "a gp2 line has no fingerprint");
+        cr_assert_eq(p.promise, 1700000000000);
+        char line[GP_CKPT_MAX];
+        gp_ckpt_encode(&g, &p, line, sizeof(line));
+        cr_assert_str_eq(line, OK_LINE);
+        p.fp = 0x5d1c39a2;
+        gp_ckpt_encode(&g, &p, line, sizeof(line));
+        cr_assert_str_eq(line, OK3_LINE);
+        gp_part_t p3;
+        gp_part_init(&p3, 7);
+        cr_assert_eq(gp_ckpt_decode(OK3_LINE, strlen(OK3_LINE), &g, &p3, err, sizeof(err)), 0,
+                     "%s", err);
+        cr_assert_eq(p3.fp, 0x5d1c39a2u);
+        gp_part_init(&p3, 7);
+        cr_assert_eq(p3.fp, GP_FP_NONE, "a fresh partition has no fingerprint");
 }
 
 /* A gp1 line (before the promise and the closed flag existed) still
@@ -243,7 +285,28 @@ Test(checkpoint, malformed_lines) {
                 {"gp1", "gp1"},
                 {"gp1 ", "'seq'"},
                 {"gp3 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'pr'"},
+                {"gp4 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
                  "gp1"},
+                {"gp0 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "gp1"},
+                {"gp3", "gp1"},
+                {OK3_NO_TAIL, "'fp'"},
+                {OK3_NO_TAIL " fp=", "'fp'"},
+                {OK3_NO_TAIL " fp=-", "'fp'"},
+                {OK3_NO_TAIL " fp=00000000", "'fp'"},
+                {OK3_NO_TAIL " fp=5D1C39A2", "'fp'"},
+                {OK3_NO_TAIL " fp=5d1c39a", "'fp'"},
+                {OK3_NO_TAIL " fp=5d1c39a20", "'fp'"},
+                {OK3_NO_TAIL " fp=5d1c39ag", "'fp'"},
+                {OK3_NO_TAIL " fp=0x5d1c39", "'fp'"},
+                {OK3_NO_TAIL " fp=-5d1c39a", "'fp'"},
+                {OK3_NO_TAIL " fp= 5d1c39a", "'fp'"},
+                {OK3_NO_TAIL " x=1 fp=5d1c39a2", "'fp'"},
+                {OK3_LINE " fp=5d1c39a2", "trailing"},
+                {OK3_LINE " ", "trailing"},
+                {OK3_LINE "\n", "'fp'"},
+                {OK_LINE " fp=5d1c39a2", "trailing"},
                 {"gp2 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
                  "'pr'"},
                 {"gp2", "gp1"},
@@ -434,15 +497,7 @@ Test(checkpoint, embedded_nul_refused) {
 
 /* Every field left out, every pair of neighbours swapped, every field
  * doubled: all refused. */
-Test(checkpoint, structural_mutations) {
-        char words[16][64];
-        size_t nw = 0;
-        char tmp[] = OK_LINE;
-        char *save = NULL;
-        for (char *w = strtok_r(tmp, " ", &save); w; w = strtok_r(NULL, " ", &save))
-                snprintf(words[nw++], sizeof(words[0]), "%s", w);
-        cr_assert_eq(nw, 13u, "setup: %zu words", nw);
-
+static void mutate(char (*words)[64], size_t nw) {
         for (size_t mode = 0; mode < 3; mode++)
                 for (size_t k = (mode == 0 ? 0 : 1); k < nw; k++) {
                         if (mode == 1 && k + 1 >= nw)
@@ -469,8 +524,24 @@ Test(checkpoint, structural_mutations) {
                 }
 }
 
+/* ... of a gp2 and a gp3 line. */
+Test(checkpoint, structural_mutations) {
+        static const char *const oks[] = {OK_LINE, OK3_LINE};
+        for (size_t o = 0; o < 2; o++) {
+                char words[16][64];
+                size_t nw = 0;
+                char tmp[GP_CKPT_MAX];
+                snprintf(tmp, sizeof(tmp), "%s", oks[o]);
+                char *save = NULL;
+                for (char *w = strtok_r(tmp, " ", &save); w; w = strtok_r(NULL, " ", &save))
+                        snprintf(words[nw++], sizeof(words[0]), "%s", w);
+                cr_assert_eq(nw, 13u + o, "setup: %zu words", nw);
+                mutate(words, nw);
+        }
+}
+
 /* Every proper prefix of a line is refused: the line ends in cl, one
- * digit after the promise (and none crashes: exact-size heap copies under
+ * digit after the promise, or in fp's eight digits (and none crashes: exact-size heap copies under
  * ASan). */
 Test(checkpoint, truncated_lines) {
         state_t s[32];
@@ -479,7 +550,9 @@ Test(checkpoint, truncated_lines) {
                 char line[GP_CKPT_MAX];
                 int len = gp_ckpt_encode(&s[i].g, &s[i].p, line, sizeof(line));
                 cr_assert(len > 0, "row %zu", i);
-                cr_assert(!strncmp(line + len - 5, " cl=", 4), "row %zu: ends '%s'", i, line);
+                cr_assert(s[i].p.fp ? !strncmp(line + len - 12, " fp=", 4)
+                                    : !strncmp(line + len - 5, " cl=", 4),
+                          "row %zu: ends '%s'", i, line);
                 for (size_t cut = 0; cut < (size_t)len; cut++) {
                         char what[64];
                         snprintf(what, sizeof(what), "row %zu '%s' cut at", i, s[i].row);
