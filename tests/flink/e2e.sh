@@ -7,6 +7,10 @@
 #                                 .cache/flink/libs) and build the jobs and
 #                                 examples/flink
 #   tests/flink/e2e.sh exact      the exact path: CLI and a control file
+#   tests/flink/e2e.sh exact2     the exact path with the proxy as 2 instances
+#                                 in one consumer group (gate.membership=group):
+#                                 T agreed from their committed promises, each
+#                                 instance SIGKILLed once per hop
 #   tests/flink/e2e.sh operator   FLIP-504's sequence on the real
 #                                 kube-apiserver fixture (started here when
 #                                 it is not running)
@@ -112,7 +116,7 @@ java_run() { # CLASS ARGS...
 cmd=${1:-}
 case "$cmd" in
   build) build; exit 0 ;;
-  exact|operator|controls|handover|handover-faults|standin) ;;
+  exact|exact2|operator|controls|handover|handover-faults|standin) ;;
   *) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
 
@@ -154,6 +158,9 @@ EOF
 case "$cmd" in
   exact)
     java_run Handover --path exact --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" --work "$WORK/run" ;;
+  exact2)
+    java_run Handover --path exact --instances 2 --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" \
+      --work "$WORK/run" ;;
   controls)
     java_run Controls --bootstrap "$GP_BOOTSTRAP" --work "$WORK/run" ;;
   operator)

@@ -1,13 +1,20 @@
 package gateproxy.e2e;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -20,7 +27,7 @@ import org.apache.kafka.common.TopicPartition;
  * <pre>
  *   Handover --path exact|operator --bootstrap HOST:PORT --bin gate-proxy --work DIR
  *            [--k8s NAME --namespace NS --kubeconfig PROXY_KC --kubectl CMD]
- *            [--drain-check off]
+ *            [--drain-check off] [--instances N]
  * </pre>
  *
  * One proxy moves three job pairs at once (stateless, windowed, running
@@ -31,6 +38,14 @@ import org.apache.kafka.common.TopicPartition;
  * and exits 0 only if each job came out as the path promises (docs/FLINK.md).
  * {@code --drain-check off} leaves the proxy's gate.drain.group.* unset, to
  * show what the drain check prevents; the run is then expected to fail.
+ * {@code --instances N} (N >= 2, exact path: {@code path=exact-N}) runs the
+ * proxy as N instances in one consumer group ({@code gate.membership=group});
+ * each hop then also asserts that every instance owned partitions when T
+ * was agreed, that each logged {@code cutoff agreed} with the map's T (none
+ * chose T alone), and that an instance found every partition closed in its
+ * committed checkpoint under T; the SIGKILLs go to the instances in turn.
+ * Prints one more line per hop:
+ * {@code e2e-instances: path=exact-N hop=H T=T agreed_by=i0,i1 owned_at_T=i0:3,i1:3 clear_found_by=i1}
  */
 public final class Handover {
     static final int PARTITIONS = 2, KEYS = 8, HOPS = 2, KILLS = 2;
@@ -38,7 +53,8 @@ public final class Handover {
 
     final Map<String, String> args;
     final boolean exact;
-    final String bootstrap, run;
+    final int instances;
+    final String bootstrap, run, pathName;
     final Path work;
     final Kafka kafka;
     final Map<Jobs.Kind, String> source = new EnumMap<>(Jobs.Kind.class);
@@ -49,8 +65,12 @@ public final class Handover {
         if (!path.equals("exact") && !path.equals("operator"))
             throw new IllegalArgumentException("--path is exact or operator, not " + path);
         exact = path.equals("exact");
+        instances = Integer.parseInt(args.getOrDefault("instances", "1"));
+        if (instances < 1 || instances > 1 && !exact)
+            throw new IllegalArgumentException("--instances N (N >= 2) is for the exact path");
+        pathName = instances > 1 ? path + "-" + instances : path;
         bootstrap = need("bootstrap");
-        run = "e2e-" + path + "-" + Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
+        run = "e2e-" + pathName + "-" + Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
         work = Path.of(need("work"));
         kafka = new Kafka(bootstrap);
         for (Jobs.Kind k : Jobs.Kind.values())
@@ -102,8 +122,7 @@ public final class Handover {
                     + need("namespace") + "\ncontrol.k8s.kubeconfig=" + need("kubeconfig");
         }
         String group = run + "-proxy";
-        Path conf = work.resolve("proxy.conf");
-        Files.writeString(conf, String.join("\n",
+        List<String> common = List.of(
                 "kafka.bootstrap.servers=" + bootstrap,
                 "gate.pipeline=" + run,
                 "gate.group.id=" + group,
@@ -115,15 +134,37 @@ public final class Handover {
                 "gate.watermark.idle.ms=2000",
                 "gate.cutoff.align.ms=" + WINDOW_MS,
                 "off".equals(args.get("drain-check")) ? "" : "gate.drain.group.blue=" + run + "-blue",
-                "off".equals(args.get("drain-check")) ? "" : "gate.drain.group.green=" + run + "-green",
-                "kafka.transaction.timeout.ms=10000",
-                control, ""));
+                "off".equals(args.get("drain-check")) ? "" : "gate.drain.group.green=" + run + "-green");
+        List<Proxy> proxies = new ArrayList<>();
+        for (int i = 0; i < instances; i++) {
+            List<String> lines = new ArrayList<>(common);
+            String http = null, file = instances == 1 ? "proxy" : "proxy-" + name(i);
+            if (instances == 1) {
+                lines.add("kafka.transaction.timeout.ms=10000");
+            } else {
+                // Members of the pipeline's group (tests/integration/lib.sh,
+                // membership_lines): a killed member's partitions move on
+                // after the broker's minimum session timeout, its open
+                // transaction aborted before that; /metrics tells what each
+                // instance owns.
+                http = "127.0.0.1:" + freePort();
+                lines.addAll(List.of("gate.membership=group", "gate.instance=" + name(i),
+                        "kafka.session.timeout.ms=6000", "kafka.transaction.timeout.ms=5000",
+                        "http.listen=" + http));
+            }
+            lines.addAll(List.of(control, ""));
+            Path conf = work.resolve(file + ".conf");
+            Files.writeString(conf, String.join("\n", lines));
+            proxies.add(new Proxy(need("bin"), conf, work.resolve(file + ".log"), where, http));
+        }
+        // The first instance's CLI reads and writes the map they all follow.
+        Proxy proxy = proxies.get(0);
         kafka.createTopics(1, run + ".dlq");
-        Proxy proxy = new Proxy(need("bin"), conf, work.resolve("proxy.log"), where);
         if (exact)
             proxy.cli("init", "--force"); // the operator path's map is made by its harness
-        proxy.start();
-        proxy.await("the proxy's first status", Duration.ofSeconds(60),
+        for (Proxy p : proxies)
+            p.start();
+        Proxy.await(proxies, "the proxy's first status", Duration.ofSeconds(60),
                 m -> m.containsKey("gate-proxy.heartbeat"));
 
         Generator gen = new Generator(kafka, source.values(), PARTITIONS, KEYS, TICK_MS, BOUND_MS);
@@ -154,6 +195,14 @@ public final class Handover {
                 Map<Jobs.Kind, Map<TopicPartition, Long>> era = new EnumMap<>(Jobs.Kind.class);
                 for (Jobs.Kind k : Jobs.Kind.values())
                     era.put(k, kafka.ends(source.get(k) + "." + neu));
+                long[] mark = new long[instances];
+                if (instances > 1) {
+                    // The promises of this hop are to come from every
+                    // instance: the group settles first.
+                    awaitSpread(proxies, hop);
+                    for (int i = 0; i < instances; i++)
+                        mark[i] = proxies.get(i).logSize();
+                }
                 if (exact) {
                     proxy.cli("cutover", "--to", neu, "--delay-ms", Long.toString(DELAY_MS));
                 } else {
@@ -168,21 +217,33 @@ public final class Handover {
                         flink.awaitRunning(j, Duration.ofSeconds(120));
                     kubectlPatch("{\"data\":{\"stage\":\"TRANSITIONING\"}}");
                 }
-                Map<String, String> m = proxy.await("a cutoff T", Duration.ofSeconds(60),
+                Map<String, String> m = Proxy.await(proxies, "a cutoff T", Duration.ofSeconds(60),
                         s -> "WATERMARK_SET".equals(s.get("watermark-stage")));
                 long t = Long.parseLong(m.get("watermark-toggle-value"));
                 cutoffs.add(t);
+                String inst = "";
+                if (instances > 1) {
+                    String owned = ownedAtT(proxies, hop);
+                    inst = "hop=" + hop + " T=" + t + " agreed_by=" + agreedBy(proxies, hop, t, mark)
+                            + " owned_at_T=" + owned;
+                }
                 say("hop " + hop + ": T=" + t + ", the proxy splits; " + KILLS + " SIGKILLs follow");
                 for (int i = 0; i < KILLS; i++) {
                     Thread.sleep(1500);
-                    proxy.killAndRestart();
-                    say("hop " + hop + ": proxy SIGKILLed and restarted");
+                    proxies.get(i % instances).killAndRestart();
+                    say("hop " + hop + ": " + (instances == 1 ? "proxy" : "instance " + name(i % instances))
+                            + " SIGKILLed and restarted");
                 }
-                m = proxy.await("CLEAR_TO_TEARDOWN", Duration.ofSeconds(180),
+                m = Proxy.await(proxies, "CLEAR_TO_TEARDOWN", Duration.ofSeconds(180),
                         s -> "CLEAR_TO_TEARDOWN".equals(s.get("stage")));
                 if (Long.parseLong(m.get("watermark-toggle-value")) != t)
                     throw new IllegalStateException("T moved across the restarts: " + m);
                 say("hop " + hop + ": CLEAR_TO_TEARDOWN");
+                if (instances > 1) {
+                    inst += " clear_found_by=" + clearFoundBy(proxies, hop, t, mark);
+                    grouped.add(inst);
+                    say("hop " + hop + ": " + inst);
+                }
                 long t0 = System.nanoTime();
                 if (exact) {
                     // Stop OLD with a savepoint (no drain: its open windows go
@@ -234,12 +295,181 @@ public final class Handover {
                 flink.stop(ref.get(k), true);
             }
             say("last jobs drained and stopped");
+            if (instances > 1)
+                counted = leaveToOne(proxies);
         } finally {
             gen.stop.set(true);
-            if (proxy.alive())
-                proxy.stop();
+            Exception stop = null;
+            for (Proxy p : proxies) {
+                try {
+                    if (p.alive())
+                        p.stop();
+                } catch (Exception e) {
+                    if (stop == null)
+                        stop = e;
+                }
+            }
+            if (stop != null)
+                throw stop;
         }
         return verify(proxy, cutoffs, timings);
+    }
+
+    /** The map as the proxy's counts are final in it: with several instances, read by leaveToOne. */
+    Map<String, String> counted;
+    /** Per hop with several instances: what each did (e2e-instances lines). */
+    final List<String> grouped = new ArrayList<>();
+
+    static String name(int i) { return "i" + i; }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    int sourcePartitions() { return PARTITIONS * source.size(); }
+
+    /** Each instance's gate_proxy_partitions_assigned (-1: /metrics did not answer). */
+    static long[] owned(List<Proxy> proxies) throws Exception {
+        long[] o = new long[proxies.size()];
+        for (int i = 0; i < o.length; i++)
+            o[i] = proxies.get(i).metric("gate_proxy_partitions_assigned");
+        return o;
+    }
+
+    static void alive(List<Proxy> proxies, String what) {
+        for (Proxy p : proxies)
+            if (!p.alive())
+                throw new IllegalStateException("gate-proxy died while waiting for " + what
+                        + " (log: " + p.logName() + ")");
+    }
+
+    /** Waits until every instance owns partitions and together they own them all. */
+    void awaitSpread(List<Proxy> proxies, int hop) throws Exception {
+        long end = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (true) {
+            long[] o = owned(proxies);
+            long sum = 0;
+            boolean each = true;
+            for (long n : o) {
+                sum += n;
+                each &= n > 0;
+            }
+            if (each && sum == sourcePartitions())
+                return;
+            alive(proxies, "the group to settle");
+            if (System.nanoTime() > end)
+                throw new IllegalStateException("hop " + hop + ": the group did not settle in 90 s: partitions owned "
+                        + Arrays.toString(o) + " of " + sourcePartitions());
+            Thread.sleep(200);
+        }
+    }
+
+    /** With T in the map: every instance owns partitions. Returns {@code i0:3,i1:3}. */
+    String ownedAtT(List<Proxy> proxies, int hop) throws Exception {
+        long[] o = owned(proxies);
+        List<String> l = new ArrayList<>();
+        for (int i = 0; i < o.length; i++) {
+            if (o[i] <= 0)
+                throw new IllegalStateException("hop " + hop + ": instance " + name(i)
+                        + " owned no partition when T was in the map: " + Arrays.toString(o));
+            l.add(name(i) + ":" + o[i]);
+        }
+        return String.join(",", l);
+    }
+
+    static final Pattern AGREED = Pattern.compile("cutoff agreed: T=(-?\\d+) ");
+
+    /**
+     * T came from the group's agreement: each instance logs {@code cutoff
+     * agreed: T=...} (its agreement thread found T in the committed promises
+     * of every partition), each with the map's T, and none logs {@code cutoff
+     * chosen} (T taken from its own watermark). Waits for every instance's
+     * line; returns their names.
+     */
+    String agreedBy(List<Proxy> proxies, int hop, long t, long[] mark) throws Exception {
+        long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (true) {
+            List<String> missing = new ArrayList<>();
+            for (int i = 0; i < proxies.size(); i++) {
+                String log = proxies.get(i).logSince(mark[i]);
+                if (log.contains("cutoff chosen"))
+                    throw new IllegalStateException("hop " + hop + ": instance " + name(i) + " chose T alone");
+                TreeSet<Long> ts = new TreeSet<>();
+                for (Matcher x = AGREED.matcher(log); x.find();)
+                    ts.add(Long.parseLong(x.group(1)));
+                if (ts.isEmpty())
+                    missing.add(name(i));
+                else if (ts.size() != 1 || ts.first() != t)
+                    throw new IllegalStateException("hop " + hop + ": instance " + name(i) + " agreed on T=" + ts
+                            + ", the map shows T=" + t);
+            }
+            if (missing.isEmpty()) {
+                List<String> all = new ArrayList<>();
+                for (int i = 0; i < proxies.size(); i++)
+                    all.add(name(i));
+                return String.join(",", all);
+            }
+            alive(proxies, "every instance's agreed T");
+            if (System.nanoTime() > end)
+                throw new IllegalStateException("hop " + hop + ": no \"cutoff agreed\" from " + missing
+                        + " 60 s after T=" + t + " was in the map");
+            Thread.sleep(200);
+        }
+    }
+
+    /**
+     * CLEAR_TO_TEARDOWN came from the committed checkpoints: an instance
+     * found every source partition closed under T, and none closed because
+     * the map said so before its own partitions had. Returns who found it.
+     */
+    String clearFoundBy(List<Proxy> proxies, int hop, long t, long[] mark) throws Exception {
+        String found = "every one of the " + sourcePartitions()
+                + " source partitions closed it in its committed checkpoint under T=" + t;
+        List<String> by = new ArrayList<>();
+        for (int i = 0; i < proxies.size(); i++) {
+            String log = proxies.get(i).logSince(mark[i]);
+            if (log.contains("before the proxy closed the old side"))
+                throw new IllegalStateException("hop " + hop + ": instance " + name(i)
+                        + " closed the old side by the map alone, not by every partition's checkpoint");
+            if (log.contains(found))
+                by.add(name(i));
+        }
+        if (by.isEmpty())
+            throw new IllegalStateException("hop " + hop + ": CLEAR_TO_TEARDOWN, but no instance logged \""
+                    + found + "\"");
+        return String.join(",", by);
+    }
+
+    /**
+     * The map's counts are those of the partitions its last writer owns: all
+     * instances but the first leave the group (SIGTERM, exit 0), and once
+     * the first owns every partition and has written its status twice more,
+     * the map's counts are the pipeline's. Returns the map then.
+     */
+    Map<String, String> leaveToOne(List<Proxy> proxies) throws Exception {
+        for (int i = proxies.size() - 1; i > 0; i--)
+            proxies.get(i).stop();
+        Proxy first = proxies.get(0);
+        long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        long o;
+        while ((o = first.metric("gate_proxy_partitions_assigned")) != sourcePartitions()) {
+            alive(List.of(first), "the last instance to own every partition");
+            if (System.nanoTime() > end)
+                throw new IllegalStateException(name(0) + " owns " + o + " of " + sourcePartitions()
+                        + " partitions 60 s after the others left");
+            Thread.sleep(200);
+        }
+        Map<String, String> m = first.status();
+        for (int n = 0; n < 2; n++) {
+            String hb = m.get("gate-proxy.heartbeat");
+            m = first.await("a status written after the leave", Duration.ofSeconds(30),
+                    s -> !hb.equals(s.get("gate-proxy.heartbeat")));
+        }
+        say("the other instances left cleanly; " + name(0) + " owns all " + sourcePartitions()
+                + " partitions, so the map's counts are the pipeline's");
+        return m;
     }
 
     /**
@@ -366,7 +596,7 @@ public final class Handover {
                 bad++;
         }
         long b0 = blue, g0 = green;
-        Map<String, String> st = proxy.status();
+        Map<String, String> st = counted != null ? counted : proxy.status();
         String counts = "colours: blue=" + blue + " green=" + green + " proxy_blue="
                 + st.get("gate-proxy.count.blue") + " proxy_green=" + st.get("gate-proxy.count.green");
         say(counts);
@@ -374,15 +604,15 @@ public final class Handover {
                 || Long.parseLong(st.getOrDefault("gate-proxy.count.green", "-1")) != g0)
             bad++;
 
-        String path = exact ? "exact" : "operator";
+        String path = pathName;
         String ts = cutoffs.get(0) + "," + cutoffs.get(1);
         for (Jobs.Kind k : Jobs.Kind.values()) {
             List<String> want = values(kafka.readAll(source.get(k) + ".reference"));
             List<String> got = values(kafka.readAll(source.get(k) + ".out"));
             Check c = Check.compare(k, want, got);
             long records = kafka.readAll(source.get(k)).size();
-            String line = "e2e: path=" + path + " job=" + k.tag() + " hops=" + HOPS + " records=" + records
-                    + " " + c + " T=" + ts;
+            String line = "e2e: path=" + path + " job=" + k.tag() + " hops=" + HOPS
+                    + (instances > 1 ? " instances=" + instances : "") + " records=" + records + " " + c + " T=" + ts;
             boolean ok;
             if (exact || k != Jobs.Kind.RUNNING) {
                 ok = c.exact() && !want.isEmpty();
@@ -402,6 +632,10 @@ public final class Handover {
         }
         for (String t : timings)
             System.out.println("e2e-timing: path=" + path + " " + t);
+        for (String g : grouped)
+            System.out.println("e2e-instances: path=" + path + " " + g);
+        if (instances > 1 && grouped.size() != HOPS)
+            bad++;
         System.out.println("e2e-starts: path=" + path + " new jobs started exactly at the first record of their era: "
                 + eraExact + " of " + eraChecks);
         if (eraExact != eraChecks || eraChecks != HOPS * Jobs.Kind.values().length)
