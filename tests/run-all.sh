@@ -5,7 +5,7 @@
 # KAFKA_VERSIONS="3.9 4" selects the brokers (default: both).
 # GP_TEST_LABEL=flink runs only the tests with that label (make e2e), and no
 # unit tests. The Kubernetes, registry and Flink tests run on the first
-# broker only; the Flink tests' e2e:/control: lines and integration.scale's
+# broker only; the Flink tests' e2e:/control: lines and the scale-out tests'
 # scale: lines are printed at the end.
 set -euo pipefail
 build=$(cd "${1:?usage: tests/run-all.sh BUILD_DIR}" && pwd)
@@ -63,7 +63,7 @@ for v in $versions; do
 done
 
 if [ -s "$GP_SCALE_LINES" ]; then
-  echo "== scale-out (tests/integration/scale.sh)"
+  echo "== scale-out (tests/integration/scale*.sh, group_refuse.sh)"
   cat "$GP_SCALE_LINES"
 fi
 if [ -s "$GP_E2E_LINES" ]; then
