@@ -382,10 +382,12 @@ const prop_t gp_conf_props[] = {
                  "whole pipeline. group: any number of instances join gate.group.id "
                  "as members of Kafka's consumer group (cooperative-sticky assignment) "
                  "and each routes the partitions the group gives it, with "
-                 "transactional.id = gate.transactional.id-gate.instance. An instance "
-                 "chooses the cutoff T or closes the old side only while it owns "
-                 "every partition of the pipeline; with fewer it stays WAITING (all "
-                 "to the old colour) and says so in gate-proxy.error. A pipeline run "
+                 "transactional.id = gate.transactional.id-gate.instance. The "
+                 "instances agree on one cutoff T without a leader: the owner of each "
+                 "partition commits a promise in its checkpoint, T is the highest "
+                 "promise once every partition has one, and the old side closes once "
+                 "every partition has closed it in its checkpoint (docs/DESIGN.md, "
+                 "Scale-out). A pipeline run "
                  "with assign can be restarted with group on the same group (stop "
                  "the assign process first)."},
         {.name = "gate.instance",
