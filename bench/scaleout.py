@@ -95,7 +95,7 @@ def kvs(line):
 
 
 def summary(argv):
-    runs, pauses = {}, []
+    runs, pauses, agrees = {}, [], {}
     for line in open(argv[0]):
         f = line.split()
         if len(f) < 2:
@@ -105,6 +105,9 @@ def summary(argv):
             runs.setdefault(int(kv["instances"]), []).append(kv)
         elif f[0] == "scalepause":
             pauses.append(kvs(line))
+        elif f[0] == "scaleagree" and "agree_ms" in line:
+            kv = kvs(line)
+            agrees.setdefault(kv["instances"], []).append(kv)
     med = {}
     print("scale-out: median of %s round(s), 100 B records, 12 partitions, exactly-once, "
           "gate.membership=group" % (",".join(str(len(v)) for v in runs.values()) or "0"))
@@ -131,6 +134,13 @@ def summary(argv):
               % (len(bad), len(pauses), ",".join(p["missing"] for p in pauses),
                  ",".join(p["duplicated"] for p in pauses)) if bad else
               "scalepause: every record in blue exactly once in all %d round(s)" % len(pauses))
+
+    for k in sorted(agrees, key=lambda x: (x != "assign", x)):
+        a = agrees[k]
+        print("scaleagree: instances=%s agree_ms=%.0f close_ms=%.0f rounds=%d (agree_ms %s)"
+              % (k, statistics.median(float(r["agree_ms"]) for r in a),
+                 statistics.median(float(r["close_ms"]) for r in a), len(a),
+                 ",".join(r["agree_ms"] for r in a)))
 
 
 if __name__ == "__main__":

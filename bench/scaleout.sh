@@ -16,15 +16,22 @@
 #    per partition when the proxy delivered each record; bench/scaleout.py
 #    takes the longest gap per partition around each event, for the
 #    partitions that moved and the others.
+# 3. The agreement's cost: a hand-over blue -> green at BENCH_SCALE_RATE
+#    records/s on a fresh 12-partition topic, with one process that assigns
+#    every partition (gate.membership=assign, T chosen alone) and with 1
+#    and 3 members of a group (T agreed from every partition's committed
+#    promise): the time from the cutover written into the control file to
+#    T there (agree_ms), and from T to CLEAR_TO_TEARDOWN (close_ms).
 #
 # Environment: BENCH_SCALE_INSTANCES [1 2 3], BENCH_SCALE_RECORDS [2000000],
 # BENCH_SCALE_ROUNDS [3], BENCH_SCALE_RATE [6000], BENCH_SCALE_PAUSE [1]
-# (0: throughput only).
+# (0: throughput only), BENCH_SCALE_AGREE [assign 1 3] ("": none).
 SC_INSTANCES=${BENCH_SCALE_INSTANCES-1 2 3}
 SC_RECORDS=${BENCH_SCALE_RECORDS:-2000000}
 SC_ROUNDS=${BENCH_SCALE_ROUNDS:-3}
 SC_RATE=${BENCH_SCALE_RATE:-6000}
 SC_PAUSE=${BENCH_SCALE_PAUSE:-1}
+SC_AGREE=${BENCH_SCALE_AGREE-assign 1 3}
 SC_PARTS=12
 
 # member_conf PIPELINE INSTANCE SRC [key=value...]: $WORK/PIPELINE-INSTANCE.conf,
@@ -162,6 +169,54 @@ scale_pause() {
     "$leave" "$moved_join" "$moved_leave"
 }
 
+# map_has FILE KEY VALUE-PATTERN: the control file's KEY matches
+map_has() { grep -Eq "\"$2\":[[:space:]]*\"$3\"" "$1"; }
+
+# scale_agree K ROUND: the cost of agreeing on T with K members (assign: one
+# process without a group)
+scale_agree() {
+  local k=$1 pipe="a$RUN-$1-r$2" src="scalea-$RUN-$1-r$2" n=$1 extra=() i
+  "$ADMIN" --bootstrap "$B" create "$src" $SC_PARTS >/dev/null
+  if [ "$k" = assign ]; then
+    n=1
+    extra=(gate.membership=assign)
+  fi
+  for i in $(seq 1 "$n"); do
+    member_conf "$pipe" "i$i" "$src" kafka.session.timeout.ms=6000 \
+      kafka.transaction.timeout.ms=5000 gate.commit.interval.ms=100 "${extra[@]}"
+  done
+  local pid=()
+  for i in $(seq 1 "$n"); do
+    "$BIN" run -c "$WORK/$pipe-i$i.conf" 2>>"$WORK/$pipe-i$i.log" &
+    pid[$i]=$!
+    PIDS+=($!)
+  done
+  local secs=30 map="$WORK/$pipe.json"
+  "$PRODUCE" --bootstrap "$B" --topic "$src" --count $(( SC_RATE * secs )) --rate "$SC_RATE" \
+    --pad-bytes 55 --partition-rr --quiet >/dev/null &
+  local feeder=$!
+  PIDS+=($feeder)
+  sleep 12 # every member in the group with its partitions, records flowing
+  local t0 t1 t2 end
+  t0=$(now_ms)
+  "$BIN" cutover --control "$map" --to green >/dev/null 2>&1
+  end=$(( $(date +%s) + 60 ))
+  until map_has "$map" watermark-toggle-value "[0-9]+"; do
+    [ "$(date +%s)" -lt "$end" ] || { say "scale-out: no T within 60 s ($k)"; return 1; }
+    sleep 0.01
+  done
+  t1=$(now_ms)
+  end=$(( $(date +%s) + 120 ))
+  until map_has "$map" stage CLEAR_TO_TEARDOWN; do
+    [ "$(date +%s)" -lt "$end" ] || { say "scale-out: no CLEAR_TO_TEARDOWN within 120 s ($k)"; return 1; }
+    sleep 0.01
+  done
+  t2=$(now_ms)
+  wait "$feeder"
+  for i in $(seq 1 "$n"); do stop_member "${pid[$i]}" "$pipe-i$i" || return 1; done
+  echo "instances=$k agree_ms=$(( t1 - t0 )) close_ms=$(( t2 - t1 ))"
+}
+
 say "scale-out: librdkafka $(pkg-config --modversion rdkafka 2>/dev/null || echo '?'), broker $B"
 SC_SRC=$(dataset 100 $SC_PARTS "$SC_RECORDS")
 for round in $(seq 1 "$SC_ROUNDS"); do
@@ -178,6 +233,13 @@ if [ "$SC_PAUSE" = 1 ]; then
     record scalepause "round=$round" "$res"
   done
 fi
+for round in $(seq 1 "$SC_ROUNDS"); do
+  for k in $SC_AGREE; do
+    say "scale-out agreement round $round: $k ($SC_RATE records/s, a cutover)"
+    res=$(scale_agree "$k" "$round")
+    record scaleagree "round=$round" "$res"
+  done
+done
 python3 "$top/bench/scaleout.py" summary "$RESULTS" | tee "$OUT/summary-$RUN.txt"
 ln -sf "results-$RUN.txt" "$OUT/results-latest.txt"
 ln -sf "summary-$RUN.txt" "$OUT/summary-latest.txt"
