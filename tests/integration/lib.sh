@@ -166,3 +166,19 @@ check() {
   say "checker: $out"
   CHECKED=$(sed -n 's/.*checked=\([0-9]*\).*/\1/p' <<<"$out")
 }
+
+# scale_line HEAD TAIL: the one line a scale-out test prints, also appended
+# to $GP_SCALE_LINES (tests/run-all.sh repeats them at the end):
+#   scale: HEAD checked=.. missing=.. duplicated=.. reordered=.. wrong_side=.. TAIL kafka=..
+# with the counts of the checker's output in $out
+scale_line() {
+  local c="" k
+  for k in checked missing duplicates reordered misrouted; do
+    c="$c $k=$(sed -n "s/.* $k=\([0-9]*\).*/\1/p; s/^$k=\([0-9]*\).*/\1/p" <<<"$out" | head -n 1)"
+  done
+  c=${c/duplicates=/duplicated=}
+  c=${c/misrouted=/wrong_side=}
+  local line="scale: $1$c${2:+ $2} kafka=${KAFKA_VERSION:-$GP_BOOTSTRAP}"
+  echo "$line"
+  [ -z "${GP_SCALE_LINES:-}" ] || echo "$line" >>"$GP_SCALE_LINES"
+}

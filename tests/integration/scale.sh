@@ -171,11 +171,7 @@ out=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts
 say "checker: $out"
 num() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" <<<"$out"; }
 CHECKED=$(num checked)
-LINE="scale: test=core instances=$N kills=$K scale_events=$E hops=0 checked=$CHECKED"
-LINE="$LINE missing=$(num missing) duplicated=$(num duplicates) reordered=$(num reordered)"
-LINE="$LINE wrong_side=$(num misrouted) kafka=${KAFKA_VERSION:-$GP_BOOTSTRAP}"
-echo "$LINE"
-[ -z "${GP_SCALE_LINES:-}" ] || echo "$LINE" >>"$GP_SCALE_LINES"
+scale_line "test=core instances=$N kills=$K scale_events=$E hops=0"
 [[ "$out" == *" duplicates=0 missing=0 reordered=0 misrouted=0"* ]] || fail "checker: $out"
 [ "$CHECKED" = "$FED" ] || fail "checked $CHECKED records, fed $FED"
 [ $K -ge 20 ] || [ $KILLS -lt 20 ] || fail "only $K kills"

@@ -354,12 +354,8 @@ out=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts
 say "checker: $out"
 num() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" <<<"$out"; }
 CHECKED=$(num checked)
-LINE="scale: test=faults instances=$MAX kills=$K scale_events=$E hops=2 checked=$CHECKED"
-LINE="$LINE missing=$(num missing) duplicated=$(num duplicates) reordered=$(num reordered)"
-LINE="$LINE wrong_side=$(num misrouted) T=$T1,$T2 stopped=$STOPPED_AS"
-LINE="$LINE conflict_held_ms=$held kafka=${KAFKA_VERSION:-$GP_BOOTSTRAP}"
-echo "$LINE"
-[ -z "${GP_SCALE_LINES:-}" ] || echo "$LINE" >>"$GP_SCALE_LINES"
+scale_line "test=faults instances=$MAX kills=$K scale_events=$E hops=2" \
+  "T=$T1,$T2 stopped=$STOPPED_AS conflict_held_ms=$held"
 [[ "$out" == *" duplicates=0 missing=0 reordered=0 misrouted=0"* ]] || fail "checker: $out"
 [ "$CHECKED" = "$FED" ] || fail "checked $CHECKED records, fed $FED"
 say "PASS"

@@ -190,11 +190,8 @@ out=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts
 say "checker: $out"
 num() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" <<<"$out"; }
 CHECKED=$(num checked)
-LINE="scale: test=handover instances=$MAX kills=$K scale_events=$E hops=$HOPS checked=$CHECKED"
-LINE="$LINE missing=$(num missing) duplicated=$(num duplicates) reordered=$(num reordered)"
-LINE="$LINE wrong_side=$(num misrouted) T=$TS agree_ms=$COSTS close_ms=$CLOSES kills_before_T=$KB kafka=${KAFKA_VERSION:-$GP_BOOTSTRAP}"
-echo "$LINE"
-[ -z "${GP_SCALE_LINES:-}" ] || echo "$LINE" >>"$GP_SCALE_LINES"
+scale_line "test=handover instances=$MAX kills=$K scale_events=$E hops=$HOPS" \
+  "T=$TS agree_ms=$COSTS close_ms=$CLOSES kills_before_T=$KB"
 [[ "$out" == *" duplicates=0 missing=0 reordered=0 misrouted=0"* ]] || fail "checker: $out"
 [ "$CHECKED" = "$FED" ] || fail "checked $CHECKED records, fed $FED"
 [ $KB -ge 1 ] || fail "no instance was killed between the promises and T"
