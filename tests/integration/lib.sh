@@ -182,3 +182,47 @@ scale_line() {
   echo "$line"
   [ -z "${GP_SCALE_LINES:-}" ] || echo "$line" >>"$GP_SCALE_LINES"
 }
+
+# ---- several instances of one pipeline (the scale-out tests) ---------------
+# Instance I runs with $WORK/iI.conf and logs to $WORK/iI.log; the test
+# declares `declare -A PID=()`, and PID[I] is its pid ("" once it is reaped).
+# STOPPED names an instance held by SIGSTOP, which alive() lets be.
+STOPPED=""
+start_inst() { # start_inst I [VAR=value...]: the environment of this start
+  local i=$1; shift
+  env "$@" "$GP_BIN" run -c "$WORK/i$i.conf" >>"$WORK/i$i.log" 2>&1 &
+  PID[$i]=$!
+}
+term_inst() { # term_inst I: a clean leave, exit code 0
+  local rc=0
+  kill -TERM "${PID[$1]}"
+  wait "${PID[$1]}" || rc=$?
+  PID[$1]=""
+  [ $rc -eq 0 ] || fail "instance i$1 exited $rc after SIGTERM (expected 0)"
+}
+kill_inst() { # kill_inst I: SIGKILL, reaped
+  kill -9 "${PID[$1]}" 2>/dev/null || true
+  wait "${PID[$1]}" 2>/dev/null || true
+  PID[$1]=""
+}
+alive() { # every started instance runs, but one held by SIGSTOP
+  local i
+  for i in "${!PID[@]}"; do
+    [ -z "${PID[$i]}" ] || [ "$i" = "$STOPPED" ] || kill -0 "${PID[$i]}" 2>/dev/null \
+      || fail "instance i$i died by itself"
+  done
+}
+show_logs() { # the last lines of every instance's log, on stderr
+  local i
+  for i in $(printf '%s\n' "${!PID[@]}" | sort -n); do
+    echo "--- last lines of instance i$i ($WORK/i$i.log):" >&2
+    grep -v CONFWARN "$WORK/i$i.log" 2>/dev/null | tail -n 30 >&2 || true
+  done
+}
+kill_all_inst() { # at exit: every instance still running, stopped ones too
+  local i
+  for i in "${!PID[@]}"; do
+    [ -z "${PID[$i]}" ] || kill -9 "${PID[$i]}" 2>/dev/null || true
+    [ -z "${PID[$i]}" ] || kill -CONT "${PID[$i]}" 2>/dev/null || true
+  done
+}

@@ -36,10 +36,9 @@ done
 
 rand() { echo $(( RANDOM % ($2 - $1 + 1) + $1 )); } # rand LO HI
 declare -A PID=() FAULT=()
-start_inst() { # start_inst I [GP_FAULT]
+run_inst() { # run_inst I [GP_FAULT]: start_inst, the fault point remembered
   FAULT[$1]=${2:-}
-  GP_FAULT=${2:-} "$GP_BIN" run -c "$WORK/i$1.conf" >>"$WORK/i$1.log" 2>&1 &
-  PID[$1]=$!
+  start_inst "$1" "GP_FAULT=${2:-}"
 }
 # a proxy that is gone: its exit code, "" while it runs
 gone() {
@@ -48,13 +47,6 @@ gone() {
   wait "${PID[$1]}" 2>/dev/null || rc=$?
   echo $rc
 }
-show_logs() {
-  for i in $(seq 0 $((N - 1))); do
-    echo "--- last lines of instance i$i ($WORK/i$i.log):" >&2
-    grep -v CONFWARN "$WORK/i$i.log" | tail -n 25 >&2 || true
-  done
-}
-
 feeder() {
   trap - EXIT
   local id=0
@@ -70,7 +62,7 @@ scale_exit() {
   local rc=$?
   touch "$WORK/stop-feed"
   kill "$FEEDER" 2>/dev/null || true
-  for i in "${!PID[@]}"; do kill -9 "${PID[$i]}" 2>/dev/null || true; done
+  kill_all_inst
   [ $rc -eq 0 ] || show_logs
   set +e; (exit $rc)
   finish_test
@@ -79,7 +71,7 @@ trap scale_exit EXIT
 
 K=0      # hard kills (SIGKILL or a fault point)
 E=0      # scale events: a clean leave or a join of the group
-for i in $(seq 0 $((N - 1))); do start_inst $i; done
+for i in $(seq 0 $((N - 1))); do run_inst $i; done
 say "$N instances started"
 sleep 8
 
@@ -92,7 +84,7 @@ reap() {
     if [ "$rc" = 137 ] && [ -n "${FAULT[$i]}" ]; then
       K=$((K + 1))
       say "kill $K: i$i died at its fault point ${FAULT[$i]}; restarted"
-      start_inst $i
+      run_inst $i
     else
       fail "instance i$i exited $rc by itself (GP_FAULT=${FAULT[$i]})"
     fi
@@ -116,7 +108,7 @@ while [ $K -lt $KILLS ] || [ $ev -lt $events ]; do
       # it reached its fault point before the SIGTERM: a kill, not a leave
       K=$((K + 1))
       say "kill $K: i$i died at its fault point ${FAULT[$i]}; restarted"
-      start_inst $i
+      run_inst $i
       continue
     fi
     [ $rc -eq 0 ] || fail "instance i$i exited $rc after SIGTERM (expected 0)"
@@ -125,7 +117,7 @@ while [ $K -lt $KILLS ] || [ $ev -lt $events ]; do
     say "i$i stopped cleanly (SIGTERM); $((N - 1)) instances run"
     sleep "$(rand 2 6)"
     reap
-    start_inst $i
+    run_inst $i
     E=$((E + 1))
     say "i$i started again"
   else
@@ -138,7 +130,7 @@ while [ $K -lt $KILLS ] || [ $ev -lt $events ]; do
       fault=""
       [ $(rand 0 2) -ne 0 ] || fault="${FAULTS[$((RANDOM % 3))]}:$(rand 2 30)"
       say "kill $K: i$i SIGKILL; restarted${fault:+ with GP_FAULT=$fault}"
-      start_inst $i "$fault"
+      run_inst $i "$fault"
     fi # else it died by its fault point meanwhile: reaped next round
   fi
 done

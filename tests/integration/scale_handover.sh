@@ -38,38 +38,9 @@ for i in $(seq 0 $((MAX - 1))); do
 done
 
 declare -A PID=()
-start_inst() {
-  "$GP_BIN" run -c "$WORK/i$1.conf" >>"$WORK/i$1.log" 2>&1 &
-  PID[$1]=$!
-}
-term_inst() { # a clean leave: exit code 0
-  local rc=0
-  kill -TERM "${PID[$1]}"
-  wait "${PID[$1]}" || rc=$?
-  PID[$1]=""
-  [ $rc -eq 0 ] || fail "instance i$1 exited $rc after SIGTERM (expected 0)"
-}
-kill_inst() {
-  kill -9 "${PID[$1]}" 2>/dev/null || true
-  wait "${PID[$1]}" 2>/dev/null || true
-  PID[$1]=""
-}
-alive() { # every started instance still runs
-  local i
-  for i in "${!PID[@]}"; do
-    [ -z "${PID[$i]}" ] || kill -0 "${PID[$i]}" 2>/dev/null \
-      || fail "instance i$i died by itself"
-  done
-}
-show_logs() {
-  for i in $(seq 0 $((MAX - 1))); do
-    echo "--- last lines of instance i$i ($WORK/i$i.log):" >&2
-    grep -v CONFWARN "$WORK/i$i.log" 2>/dev/null | tail -n 30 >&2 || true
-  done
-}
 handover_exit() {
   local rc=$?
-  for i in "${!PID[@]}"; do [ -z "${PID[$i]}" ] || kill -9 "${PID[$i]}" 2>/dev/null || true; done
+  kill_all_inst
   [ $rc -eq 0 ] || show_logs
   set +e; (exit $rc)
   finish_test
