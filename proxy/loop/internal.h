@@ -205,6 +205,12 @@ int gp_topics_rebuild(gp_proxy_t *p);
  * checkpoint. */
 int64_t gp_topics_start_offset(gp_proxy_t *p, const char *topic, int32_t part, bool latest);
 
+/* hop.c (gate.membership=group): at every boundary, the hand-over's
+ * step: promises while a transition waits for T, T once every partition's
+ * committed checkpoint gives it, then each partition's close and the
+ * pipeline's. */
+void gp_hop_step(gp_proxy_t *p, const gp_control_t *ctl, int64_t now);
+
 /* restore.c */
 /* Back to the committed positions after an abort: with assign,
  * gp_assign_all; with group, a seek of every owned partition. A failure
