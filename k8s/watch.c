@@ -1,16 +1,16 @@
 /* k8s/watch.c: the watch thread of one ConfigMap (see k8s/watch.h).
- * May use gate/ and k8s/; pthreads. Nothing logs here: failures are kept
+ * May use gate/, os/ and k8s/; pthreads. Nothing logs here: failures are kept
  * for the reader (gp_k8s_watch_latest, gp_k8s_watch_last_error). */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "k8s/watch.h"
 #include "k8s/wire.h"
 #include "os/clock.h"
+#include "os/worker.h"
 
 #define BACKOFF_MIN_MS  250
 #define BACKOFF_MAX_MS  30000
@@ -21,14 +21,10 @@ enum { S_NONE = 0, S_DOC, S_GONE };
 struct gp_k8s_watch {
         gp_k8s_t *k;
         char ns[64], name[256];
-        pthread_t thr;
-        bool started;
         uint32_t rnd;                 /* the thread's jitter */
         char start_rv[GP_K8S_RV_MAX]; /* watch from here first, without a GET */
 
-        pthread_mutex_t lock; /* guards everything below */
-        pthread_cond_t cond;  /* stop, first outcome */
-        bool stop;
+        gp_worker_t wk; /* wk.lock guards everything below; wk.cond: stop, first outcome */
         bool first_done;
         int state;
         char *json;             /* S_DOC: the object */
@@ -59,10 +55,7 @@ static uint32_t rnd(gp_k8s_watch_t *w) {
 }
 
 static bool stopping(gp_k8s_watch_t *w) {
-        pthread_mutex_lock(&w->lock);
-        bool s = w->stop;
-        pthread_mutex_unlock(&w->lock);
-        return s;
+        return gp_worker_quitting(&w->wk);
 }
 
 /* Publishes json (taken) at rv unless what is published is newer or the
@@ -81,25 +74,25 @@ static void publish_locked(gp_k8s_watch_t *w, char *json, const char *rv) {
         w->state = S_DOC;
         w->gen++;
         w->first_done = true;
-        pthread_cond_broadcast(&w->cond);
+        gp_worker_wake(&w->wk);
 }
 
 static void publish(gp_k8s_watch_t *w, char *json, const char *rv) {
-        pthread_mutex_lock(&w->lock);
+        pthread_mutex_lock(&w->wk.lock);
         publish_locked(w, json, rv);
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&w->wk.lock);
 }
 
 /* The watch works (an event came, or it ran its course): no failure now. */
 static void healthy(gp_k8s_watch_t *w, bool get) {
-        pthread_mutex_lock(&w->lock);
+        pthread_mutex_lock(&w->wk.lock);
         if (!get || w->error_get)
                 gp_err_clear(&w->error);
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&w->wk.lock);
 }
 
 static void publish_gone(gp_k8s_watch_t *w, const char *rv, const char *why) {
-        pthread_mutex_lock(&w->lock);
+        pthread_mutex_lock(&w->wk.lock);
         if (!(w->state == S_DOC && rv[0] && w->rv[0] && gp_k8s_rv_cmp(rv, w->rv) == -1) &&
             w->state != S_GONE) {
                 free(w->json);
@@ -110,18 +103,18 @@ static void publish_gone(gp_k8s_watch_t *w, const char *rv, const char *why) {
                 w->gen++;
         }
         w->first_done = true;
-        pthread_cond_broadcast(&w->cond);
-        pthread_mutex_unlock(&w->lock);
+        gp_worker_wake(&w->wk);
+        pthread_mutex_unlock(&w->wk.lock);
 }
 
 static void failure(gp_k8s_watch_t *w, const gp_err_t *why, bool get) {
-        pthread_mutex_lock(&w->lock);
+        pthread_mutex_lock(&w->wk.lock);
         w->error = *why;
         w->error_get = get;
         w->stats.failures++;
         w->first_done = true;
-        pthread_cond_broadcast(&w->cond);
-        pthread_mutex_unlock(&w->lock);
+        gp_worker_wake(&w->wk);
+        pthread_mutex_unlock(&w->wk.lock);
 }
 
 /* Sleeps the next backoff (jittered), unless stopped meanwhile. */
@@ -130,11 +123,11 @@ static void backoff_sleep(gp_k8s_watch_t *w, int64_t *backoff) {
         if (*backoff > BACKOFF_MAX_MS)
                 *backoff = BACKOFF_MAX_MS;
         int64_t ms = *backoff / 2 + (int64_t)(rnd(w) % (uint32_t)(*backoff / 2 + 1));
-        struct timespec until = gp_deadline_ms(ms);
-        pthread_mutex_lock(&w->lock);
-        while (!w->stop && pthread_cond_timedwait(&w->cond, &w->lock, &until) == 0)
+        int64_t until = gp_mono_ms() + (ms > 0 ? ms : 0);
+        pthread_mutex_lock(&w->wk.lock);
+        while (!stopping(w) && gp_worker_wait_until(&w->wk, until) == 0)
                 ;
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&w->wk.lock);
 }
 
 static int on_line(void *opaque, const char *line, size_t len) {
@@ -147,9 +140,9 @@ static int on_line(void *opaque, const char *line, size_t len) {
         if (ev.type != GP_K8S_EV_ERROR && !s->events)
                 healthy(s->w, false);
         s->events++;
-        pthread_mutex_lock(&s->w->lock);
+        pthread_mutex_lock(&s->w->wk.lock);
         s->w->stats.events++;
-        pthread_mutex_unlock(&s->w->lock);
+        pthread_mutex_unlock(&s->w->wk.lock);
         switch (ev.type) {
         case GP_K8S_EV_ADDED:
         case GP_K8S_EV_MODIFIED:
@@ -227,9 +220,9 @@ static void *run(void *arg) {
                 if (need_get) {
                         gp_cm_t *cm = NULL;
                         long http = 0;
-                        pthread_mutex_lock(&w->lock);
+                        pthread_mutex_lock(&w->wk.lock);
                         w->stats.gets++;
-                        pthread_mutex_unlock(&w->lock);
+                        pthread_mutex_unlock(&w->wk.lock);
                         int rc = gp_k8s_cm_get(w->k, w->ns, w->name, &cm, &http, &err);
                         if (rc == GP_OK) {
                                 char *json = gp_cm_render_compact(cm);
@@ -268,9 +261,9 @@ static void *run(void *arg) {
                 gp_err_clear(&s.fail);
                 s.events = 0;
                 gp_k8s_lines_reset(&s.lines);
-                pthread_mutex_lock(&w->lock);
+                pthread_mutex_lock(&w->wk.lock);
                 w->stats.watches++;
-                pthread_mutex_unlock(&w->lock);
+                pthread_mutex_unlock(&w->wk.lock);
 
                 int64_t t0 = gp_mono_ms();
                 long http = 0;
@@ -283,9 +276,9 @@ static void *run(void *arg) {
                 if (stopping(w))
                         break;
                 if (s.relist || http == 410) {
-                        pthread_mutex_lock(&w->lock);
+                        pthread_mutex_lock(&w->wk.lock);
                         w->stats.relists++;
-                        pthread_mutex_unlock(&w->lock);
+                        pthread_mutex_unlock(&w->wk.lock);
                         rv[0] = '\0';
                         if (after_get) {
                                 /* The object's own version, just read, is
@@ -357,45 +350,39 @@ gp_k8s_watch_t *gp_k8s_watch_start_at(gp_k8s_t *k, const char *ns, const char *n
         w->rnd = (uint32_t)gp_mono_ms() ^ (uint32_t)(uintptr_t)w ^ 0x9e3779b9u;
         if (!w->rnd)
                 w->rnd = 1;
-        pthread_mutex_init(&w->lock, NULL);
-        gp_cond_init_mono(&w->cond);
-        if (pthread_create(&w->thr, NULL, run, w)) {
+        if (gp_worker_init(&w->wk)) {
+                free(w);
+                gp_err_set(err, GP_ERR_FAIL, "cannot make the watch's lock");
+                return NULL;
+        }
+        if (gp_worker_start(&w->wk, run, w)) {
                 gp_err_set(err, GP_ERR_FAIL, "cannot start the watch thread");
                 gp_k8s_watch_stop(w);
                 return NULL;
         }
-        w->started = true;
         return w;
 }
 
 void gp_k8s_watch_stop(gp_k8s_watch_t *w) {
         if (!w)
                 return;
-        pthread_mutex_lock(&w->lock);
-        w->stop = true;
-        pthread_cond_broadcast(&w->cond);
-        pthread_mutex_unlock(&w->lock);
-        if (w->started)
-                pthread_join(w->thr, NULL);
-        pthread_cond_destroy(&w->cond);
-        pthread_mutex_destroy(&w->lock);
+        gp_worker_fini(&w->wk);
         free(w->json);
         free(w);
 }
 
 void gp_k8s_watch_wait_first(gp_k8s_watch_t *w, int64_t ms) {
-        struct timespec until = gp_deadline_ms(ms);
-        pthread_mutex_lock(&w->lock);
-        while (!w->first_done && !w->stop &&
-               pthread_cond_timedwait(&w->cond, &w->lock, &until) == 0)
+        int64_t until = gp_mono_ms() + (ms > 0 ? ms : 0);
+        pthread_mutex_lock(&w->wk.lock);
+        while (!w->first_done && !stopping(w) && gp_worker_wait_until(&w->wk, until) == 0)
                 ;
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&w->wk.lock);
 }
 
 int gp_k8s_watch_latest(gp_k8s_watch_t *w, uint64_t *gen, char **json, gp_err_t *err) {
         int rc;
         *json = NULL;
-        pthread_mutex_lock(&w->lock);
+        pthread_mutex_lock(&w->wk.lock);
         *gen = w->gen;
         if (w->state == S_DOC) {
                 rc = (*json = strdup(w->json))
@@ -412,34 +399,34 @@ int gp_k8s_watch_latest(gp_k8s_watch_t *w, uint64_t *gen, char **json, gp_err_t 
                                 "configmap %s/%s: no answer from %s yet", w->ns, w->name,
                                 gp_k8s_conf(w->k)->server);
         }
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&w->wk.lock);
         return rc;
 }
 
 uint64_t gp_k8s_watch_generation(gp_k8s_watch_t *w) {
-        pthread_mutex_lock(&w->lock);
+        pthread_mutex_lock(&w->wk.lock);
         uint64_t g = w->gen;
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&w->wk.lock);
         return g;
 }
 
 void gp_k8s_watch_last_error(gp_k8s_watch_t *w, char *buf, size_t len) {
-        pthread_mutex_lock(&w->lock);
+        pthread_mutex_lock(&w->wk.lock);
         snprintf(buf, len, "%s", w->error.msg);
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&w->wk.lock);
 }
 
 void gp_k8s_watch_stats(gp_k8s_watch_t *w, gp_k8s_watch_stats_t *out) {
-        pthread_mutex_lock(&w->lock);
+        pthread_mutex_lock(&w->wk.lock);
         *out = w->stats;
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&w->wk.lock);
 }
 
 void gp_k8s_watch_offer(gp_k8s_watch_t *w, const gp_cm_t *cm) {
         char *json = gp_cm_render_compact(cm);
         if (!json)
                 return;
-        pthread_mutex_lock(&w->lock);
+        pthread_mutex_lock(&w->wk.lock);
         publish_locked(w, json, gp_cm_resource_version(cm));
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&w->wk.lock);
 }

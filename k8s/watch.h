@@ -19,7 +19,7 @@
  * by a success, starting again with a GET (so a copy is refreshed once per
  * backoff even where watching keeps failing). The newest state is kept under a mutex; each change bumps
  * a generation number, so a reader can tell whether anything changed.
- * May use gate/ and k8s/; pthreads. */
+ * May use gate/, os/ and k8s/; pthreads. */
 #ifndef GP_K8S_WATCH_H
 #define GP_K8S_WATCH_H
 

@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gate/agree.h"
 #include "gate/control.h"
 #include "os/clock.h"
+#include "os/worker.h"
 #include "proxy/control/ctl.h"
 #include "proxy/base/fault.h"
 #include "proxy/base/log.h"
@@ -25,12 +25,8 @@
 
 struct gp_status {
         gp_ctl_t *ctl; /* the thread's own */
-        pthread_t thread;
-        bool started;
-        pthread_mutex_t lock; /* guards what follows */
-        pthread_cond_t cond;
-        bool quit;
-        bool st_new; /* st holds a status not yet written */
+        gp_worker_t w; /* w.lock guards what follows */
+        bool st_new;   /* st holds a status not yet written */
         gp_status_kv_t st;
         gp_gate_t gate; /* the committed decisions */
         bool have_gate, gate_new;
@@ -47,16 +43,16 @@ struct gp_status {
 static void count(gp_status_t *s, int rc) {
         int i = rc == GP_OK ? 0 : rc == GP_ERR_DROPPED ? 1 : rc == GP_ERR_INVALID ? 2 : 3;
         uint64_t conflicts = gp_ctl_conflicts(s->ctl);
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(&s->w.lock);
         s->writes[i]++;
         s->writes[4] = conflicts;
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->w.lock);
 }
 
 void gp_status_writes(gp_status_t *s, uint64_t out[GP_MAP_WRITES]) {
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(&s->w.lock);
         memcpy(out, s->writes, sizeof(s->writes));
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->w.lock);
 }
 
 static void write_status(gp_status_t *s, const gp_status_kv_t *st) {
@@ -91,10 +87,10 @@ static int publish(gp_status_t *s, const gp_gate_t *g) {
                 int64_t other = gp_agree_map(stored, g->cutoff) == GP_AGREE_MAP_CONFLICT
                                         ? stored
                                         : GP_TS_NONE;
-                pthread_mutex_lock(&s->lock);
+                pthread_mutex_lock(&s->w.lock);
                 int64_t was = s->other_cutoff;
                 s->other_cutoff = other;
-                pthread_mutex_unlock(&s->lock);
+                pthread_mutex_unlock(&s->w.lock);
                 if (other != was && other != GP_TS_NONE)
                         gp_warn("the map stores the cutoff %" PRId64 ", not the T=%" PRId64
                                 " every partition routes by: reported, not followed, not "
@@ -145,15 +141,12 @@ static void *run(void *arg) {
         gp_status_t *s = arg;
         gp_status_kv_t *st = &s->writing;
         int64_t retry_at = 0;
-        pthread_mutex_lock(&s->lock);
-        while (!s->quit) {
+        pthread_mutex_lock(&s->w.lock);
+        while (!gp_worker_quitting(&s->w)) {
                 if (!s->st_new && !s->gate_new) {
-                        struct timespec ts;
-                        ts = gp_deadline_ms(LOOK_MS);
-                        int w = pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-                        if (s->quit)
+                        gp_worker_wait(&s->w, LOOK_MS);
+                        if (gp_worker_quitting(&s->w))
                                 break;
-                        (void)w;
                 }
                 bool write_st = s->st_new, have_gate = s->have_gate;
                 bool gate_new = s->gate_new;
@@ -162,7 +155,7 @@ static void *run(void *arg) {
                 gp_gate_t g = s->gate;
                 uint64_t posted = s->posted;
                 s->st_new = s->gate_new = false;
-                pthread_mutex_unlock(&s->lock);
+                pthread_mutex_unlock(&s->w.lock);
 
                 /* A moved map, new decisions, or a retry due. */
                 bool moved = gp_ctl_poll(s->ctl, false) == 1;
@@ -176,11 +169,11 @@ static void *run(void *arg) {
                         retry_at = rc < 0 ? gp_mono_ms() + RETRY_MS : 0;
                 }
 
-                pthread_mutex_lock(&s->lock);
+                pthread_mutex_lock(&s->w.lock);
                 s->done = posted;
-                pthread_cond_broadcast(&s->cond);
+                gp_worker_wake(&s->w);
         }
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->w.lock);
         return NULL;
 }
 
@@ -190,18 +183,20 @@ gp_status_t *gp_status_new(const gp_conf_t *conf, gp_err_t *err) {
                 gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
-        pthread_mutex_init(&s->lock, NULL);
-        gp_cond_init_mono(&s->cond);
+        if (gp_worker_init(&s->w)) {
+                free(s);
+                gp_err_set(err, GP_ERR_FAIL, "status writer: cannot make its lock");
+                return NULL;
+        }
         s->other_cutoff = GP_TS_NONE;
         s->cas_cutoff = conf->membership == GP_MEMBER_GROUP;
         if (!(s->ctl = gp_ctl_new_conf(conf, err)))
                 goto fail;
         gp_ctl_cas_cutoff(s->ctl, s->cas_cutoff);
-        if (pthread_create(&s->thread, NULL, run, s)) {
+        if (gp_worker_start(&s->w, run, s)) {
                 gp_err_set(err, GP_ERR_FAIL, "status writer: cannot start its thread");
                 goto fail;
         }
-        s->started = true;
         return s;
 fail:
         gp_status_destroy(s);
@@ -211,16 +206,9 @@ fail:
 void gp_status_destroy(gp_status_t *s) {
         if (!s)
                 return;
-        if (s->started) {
-                pthread_mutex_lock(&s->lock);
-                s->quit = true;
-                pthread_cond_broadcast(&s->cond);
-                pthread_mutex_unlock(&s->lock);
-                pthread_join(s->thread, NULL);
-        }
+        gp_worker_stop(&s->w);
         gp_ctl_destroy(s->ctl);
-        pthread_cond_destroy(&s->cond);
-        pthread_mutex_destroy(&s->lock);
+        gp_worker_fini(&s->w);
         free(s);
 }
 
@@ -240,45 +228,44 @@ void gp_status_set(gp_status_kv_t *st, const char *key, const char *fmt, ...) {
 }
 
 void gp_status_post(gp_status_t *s, const gp_status_kv_t *st) {
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(&s->w.lock);
         s->st = *st;
         s->st_new = true;
         s->posted++;
-        pthread_cond_broadcast(&s->cond);
-        pthread_mutex_unlock(&s->lock);
+        gp_worker_wake(&s->w);
+        pthread_mutex_unlock(&s->w.lock);
 }
 
 void gp_status_committed(gp_status_t *s, const gp_gate_t *committed) {
         const gp_gate_t *a = committed, *b = &s->gate;
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(&s->w.lock);
         /* Every commit bumps seq; only a change of decisions is news. */
         if (!s->have_gate || a->phase != b->phase || a->old_c != b->old_c ||
             a->new_c != b->new_c || a->cutoff != b->cutoff) {
                 s->gate = *committed;
                 s->have_gate = s->gate_new = true;
                 s->posted++;
-                pthread_cond_broadcast(&s->cond);
+                gp_worker_wake(&s->w);
         } else
                 s->gate = *committed;
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->w.lock);
 }
 
 int gp_status_flush(gp_status_t *s, int64_t wait_ms) {
         int rc = 0;
-        struct timespec ts;
-        ts = gp_deadline_ms(wait_ms);
-        pthread_mutex_lock(&s->lock);
+        int64_t at = gp_mono_ms() + (wait_ms > 0 ? wait_ms : 0);
+        pthread_mutex_lock(&s->w.lock);
         uint64_t want = s->posted;
-        while (s->done < want && !s->quit && rc != ETIMEDOUT)
-                rc = pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+        while (s->done < want && !gp_worker_quitting(&s->w) && rc != ETIMEDOUT)
+                rc = gp_worker_wait_until(&s->w, at);
         rc = s->done >= want ? 0 : -1;
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->w.lock);
         return rc;
 }
 
 int64_t gp_status_other_cutoff(gp_status_t *s) {
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(&s->w.lock);
         int64_t v = s->other_cutoff;
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->w.lock);
         return v;
 }

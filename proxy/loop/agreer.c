@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gate/agree.h"
 #include "gate/checkpoint.h"
 #include "gate/fingerprint.h"
+#include "os/worker.h"
 #include "proxy/base/log.h"
 #include "proxy/loop/agreer.h"
 #include "proxy/loop/kafka_clients.h"
@@ -21,13 +21,9 @@ struct gp_agreer {
         rd_kafka_t *rk;
         char **topics;
         int n_topics;
-        uint32_t fp; /* this instance's settings fingerprint */
-        pthread_t thread;
-        bool started;
-        pthread_mutex_t lock; /* guards what follows */
-        pthread_cond_t cond;
-        bool quit;
-        bool want; /* a transition is asked */
+        uint32_t fp;   /* this instance's settings fingerprint */
+        gp_worker_t w; /* w.lock guards what follows */
+        bool want;     /* a transition is asked */
         gp_colour_t old, new_c;
         int64_t cutoff;  /* T once known: the read counts the partitions closed by it */
         gp_agreed_t got; /* for got_old -> got_new, got_cutoff */
@@ -121,20 +117,20 @@ static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t 
 
 static void *run(void *arg) {
         gp_agreer_t *a = arg;
-        pthread_mutex_lock(&a->lock);
-        while (!a->quit) {
+        pthread_mutex_lock(&a->w.lock);
+        while (!gp_worker_quitting(&a->w)) {
                 if (!a->want) {
-                        pthread_cond_wait(&a->cond, &a->lock);
+                        gp_worker_wait(&a->w, -1);
                         continue;
                 }
                 gp_colour_t old = a->old, new_c = a->new_c;
                 int64_t cutoff = a->cutoff;
                 uint64_t gen = a->gen;
-                pthread_mutex_unlock(&a->lock);
+                pthread_mutex_unlock(&a->w.lock);
                 gp_agreed_t r;
                 int rc = read_all(a, old, new_c, cutoff, &r);
                 r.read_ms = gp_now_ms();
-                pthread_mutex_lock(&a->lock);
+                pthread_mutex_lock(&a->w.lock);
                 if (rc == 0 && gen == a->gen) {
                         a->got = r;
                         a->got_old = old;
@@ -149,16 +145,11 @@ static void *run(void *arg) {
                         gp_warn("agreement: cannot read the committed checkpoints of every "
                                 "source partition; retrying");
                 }
-                if (a->quit)
+                if (gp_worker_quitting(&a->w))
                         break;
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_nsec += READ_EVERY_MS * 1000000L;
-                ts.tv_sec += ts.tv_nsec / 1000000000L;
-                ts.tv_nsec %= 1000000000L;
-                pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+                gp_worker_wait(&a->w, READ_EVERY_MS);
         }
-        pthread_mutex_unlock(&a->lock);
+        pthread_mutex_unlock(&a->w.lock);
         return NULL;
 }
 
@@ -170,8 +161,12 @@ gp_agreer_t *gp_agreer_new(const gp_conf_t *conf, const char *const *topics, int
                 gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
-        pthread_mutex_init(&a->lock, NULL);
-        pthread_cond_init(&a->cond, NULL);
+        if (gp_worker_init(&a->w)) {
+                free(a->topics);
+                free(a);
+                gp_err_set(err, GP_ERR_FAIL, "agreement: cannot make its lock");
+                return NULL;
+        }
         a->fp = fp;
         for (int i = 0; i < n; i++)
                 if (!(a->topics[a->n_topics++] = strdup(topics[i]))) {
@@ -189,11 +184,10 @@ gp_agreer_t *gp_agreer_new(const gp_conf_t *conf, const char *const *topics, int
                 rd_kafka_conf_destroy(kc);
                 goto fail;
         }
-        if (pthread_create(&a->thread, NULL, run, a)) {
+        if (gp_worker_start(&a->w, run, a)) {
                 gp_err_set(err, GP_ERR_FAIL, "agreement: cannot start its thread");
                 goto fail;
         }
-        a->started = true;
         return a;
 fail:
         gp_agreer_destroy(a);
@@ -203,27 +197,20 @@ fail:
 void gp_agreer_destroy(gp_agreer_t *a) {
         if (!a)
                 return;
-        if (a->started) {
-                pthread_mutex_lock(&a->lock);
-                a->quit = true;
-                pthread_cond_signal(&a->cond);
-                pthread_mutex_unlock(&a->lock);
-                pthread_join(a->thread, NULL);
-        }
+        gp_worker_stop(&a->w);
         if (a->rk)
                 rd_kafka_destroy_flags(a->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
         for (int i = 0; i < a->n_topics; i++)
                 free(a->topics[i]);
         free(a->topics);
-        pthread_cond_destroy(&a->cond);
-        pthread_mutex_destroy(&a->lock);
+        gp_worker_fini(&a->w);
         free(a);
 }
 
 void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t cutoff,
                    gp_agreed_t *out) {
         *out = (gp_agreed_t){.cutoff = GP_TS_NONE};
-        pthread_mutex_lock(&a->lock);
+        pthread_mutex_lock(&a->w.lock);
         if (!a->want || a->old != old || a->new_c != new_c || a->cutoff != cutoff) {
                 a->want = true;
                 a->old = old;
@@ -231,17 +218,17 @@ void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t c
                 a->cutoff = cutoff;
                 a->have = false;
                 a->gen++;
-                pthread_cond_signal(&a->cond);
+                gp_worker_wake(&a->w);
         } else if (a->have && a->got_old == old && a->got_new == new_c &&
                    a->got_cutoff == cutoff)
                 *out = a->got;
-        pthread_mutex_unlock(&a->lock);
+        pthread_mutex_unlock(&a->w.lock);
 }
 
 void gp_agreer_idle(gp_agreer_t *a) {
-        pthread_mutex_lock(&a->lock);
+        pthread_mutex_lock(&a->w.lock);
         a->want = false;
         a->have = false;
         a->gen++;
-        pthread_mutex_unlock(&a->lock);
+        pthread_mutex_unlock(&a->w.lock);
 }

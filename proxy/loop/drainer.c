@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gate/drain.h"
+#include "os/worker.h"
 #include "proxy/loop/kafka_clients.h"
 #include "proxy/loop/drainer.h"
 #include "proxy/base/log.h"
@@ -24,12 +25,8 @@ typedef struct tlist {
 struct gp_drainer {
         const gp_conf_t *conf;
         rd_kafka_t *rk[2]; /* per colour: reads its drain group's offsets; NULL: none */
-        pthread_t thread;
-        bool started;
-        pthread_mutex_t lock; /* guards what follows */
-        pthread_cond_t cond;
-        bool quit;
-        bool asked; /* ask holds a check waiting or running (the thread reads it) */
+        gp_worker_t w;     /* w.lock guards what follows */
+        bool asked;        /* ask holds a check waiting or running (the thread reads it) */
         tlist_t ask;
         bool have; /* done holds the last finished check */
         tlist_t done;
@@ -196,9 +193,9 @@ static bool check(gp_drainer_t *d, const tlist_t *a) {
                 snprintf(d->msg, sizeof(d->msg), "%s", msg);
         }
         bool drained = ok && done == l->cnt;
-        pthread_mutex_lock(&d->lock);
+        pthread_mutex_lock(&d->w.lock);
         d->lag[a->old] = ok ? lag : -1;
-        pthread_mutex_unlock(&d->lock);
+        pthread_mutex_unlock(&d->w.lock);
         rd_kafka_topic_partition_list_destroy(l);
         free(p);
         return drained;
@@ -206,16 +203,16 @@ static bool check(gp_drainer_t *d, const tlist_t *a) {
 
 static void *run(void *arg) {
         gp_drainer_t *d = arg;
-        pthread_mutex_lock(&d->lock);
+        pthread_mutex_lock(&d->w.lock);
         for (;;) {
-                while (!d->asked && !d->quit)
-                        pthread_cond_wait(&d->cond, &d->lock);
-                if (d->quit)
+                while (!d->asked && !gp_worker_quitting(&d->w))
+                        gp_worker_wait(&d->w, -1);
+                if (gp_worker_quitting(&d->w))
                         break;
                 /* d->ask is not written while d->asked is set. */
-                pthread_mutex_unlock(&d->lock);
+                pthread_mutex_unlock(&d->w.lock);
                 bool drained = check(d, &d->ask);
-                pthread_mutex_lock(&d->lock);
+                pthread_mutex_lock(&d->w.lock);
                 tlist_t t = d->done;
                 d->done = d->ask;
                 d->ask = t;
@@ -224,7 +221,7 @@ static void *run(void *arg) {
                 d->asked = false;
                 d->next = gp_mono_ms() + CHECK_EVERY_MS;
         }
-        pthread_mutex_unlock(&d->lock);
+        pthread_mutex_unlock(&d->w.lock);
         return NULL;
 }
 
@@ -236,10 +233,13 @@ gp_drainer_t *gp_drainer_new(const gp_conf_t *conf, gp_err_t *err) {
                 gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
+        if (gp_worker_init(&d->w)) {
+                free(d);
+                gp_err_set(err, GP_ERR_FAIL, "drain check: cannot make its lock");
+                return NULL;
+        }
         d->conf = conf;
         d->lag[0] = d->lag[1] = -1;
-        pthread_mutex_init(&d->lock, NULL);
-        pthread_cond_init(&d->cond, NULL);
         for (int c = 0; c < 2; c++) {
                 const char *g =
                         c == GP_BLUE ? conf->drain_group_blue : conf->drain_group_green;
@@ -259,11 +259,10 @@ gp_drainer_t *gp_drainer_new(const gp_conf_t *conf, gp_err_t *err) {
                         goto fail;
                 }
         }
-        if (pthread_create(&d->thread, NULL, run, d)) {
+        if (gp_worker_start(&d->w, run, d)) {
                 gp_err_set(err, GP_ERR_FAIL, "drain check: cannot start its thread");
                 goto fail;
         }
-        d->started = true;
         return d;
 fail:
         gp_drainer_destroy(d);
@@ -273,20 +272,13 @@ fail:
 void gp_drainer_destroy(gp_drainer_t *d) {
         if (!d)
                 return;
-        if (d->started) {
-                pthread_mutex_lock(&d->lock);
-                d->quit = true;
-                pthread_cond_signal(&d->cond);
-                pthread_mutex_unlock(&d->lock);
-                pthread_join(d->thread, NULL);
-        }
+        gp_worker_stop(&d->w);
         for (int c = 0; c < 2; c++)
                 if (d->rk[c])
                         rd_kafka_destroy_flags(d->rk[c], RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
         free(d->ask.t);
         free(d->done.t);
-        pthread_cond_destroy(&d->cond);
-        pthread_mutex_destroy(&d->lock);
+        gp_worker_fini(&d->w);
         free(d);
 }
 
@@ -297,21 +289,21 @@ bool gp_drainer_has(const gp_drainer_t *d, gp_colour_t c) {
 bool gp_drainer_ask(gp_drainer_t *d, gp_colour_t old, const gp_drain_target_t *t, size_t n) {
         if (!gp_drainer_has(d, old))
                 return false;
-        pthread_mutex_lock(&d->lock);
+        pthread_mutex_lock(&d->w.lock);
         bool v = d->have && d->drained && same(&d->done, old, t, n);
         if (!v && !d->asked && gp_mono_ms() >= d->next && !set(&d->ask, old, t, n)) {
                 d->asked = true;
-                pthread_cond_signal(&d->cond);
+                gp_worker_wake(&d->w);
         }
-        pthread_mutex_unlock(&d->lock);
+        pthread_mutex_unlock(&d->w.lock);
         return v;
 }
 
 int64_t gp_drainer_lag(gp_drainer_t *d, gp_colour_t c) {
         if (!d)
                 return -1;
-        pthread_mutex_lock(&d->lock);
+        pthread_mutex_lock(&d->w.lock);
         int64_t lag = d->lag[c];
-        pthread_mutex_unlock(&d->lock);
+        pthread_mutex_unlock(&d->w.lock);
         return lag;
 }

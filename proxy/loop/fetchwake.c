@@ -1,9 +1,9 @@
 /* proxy/loop/fetchwake.c: the fetch wake-up (proxy/loop/fetchwake.h). */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "os/worker.h"
 #include "proxy/loop/fetchwake.h"
 
 struct gp_fetchwake {
@@ -13,26 +13,24 @@ struct gp_fetchwake {
         double record_bytes;           /* running mean of a record's key + value */
         bool armed;                    /* the queue was at least half full */
 
-        pthread_t thread;
-        pthread_mutex_t mu;
-        pthread_cond_t cv;
-        rd_kafka_topic_partition_list_t *parts; /* assigned; guarded by mu */
-        bool wanted, stop;                      /* guarded by mu */
-        atomic_uint_fast64_t sent;              /* requests sent */
+        gp_worker_t wk;                         /* wk.lock guards what follows */
+        rd_kafka_topic_partition_list_t *parts; /* assigned */
+        bool wanted;
+        atomic_uint_fast64_t sent; /* requests sent */
 };
 
 static void *run(void *arg) {
         gp_fetchwake_t *w = arg;
-        pthread_mutex_lock(&w->mu);
+        pthread_mutex_lock(&w->wk.lock);
         for (;;) {
-                while (!w->wanted && !w->stop)
-                        pthread_cond_wait(&w->cv, &w->mu);
-                if (w->stop)
+                while (!w->wanted && !gp_worker_quitting(&w->wk))
+                        gp_worker_wait(&w->wk, -1);
+                if (gp_worker_quitting(&w->wk))
                         break;
                 w->wanted = false;
                 rd_kafka_topic_partition_list_t *l =
                         w->parts ? rd_kafka_topic_partition_list_copy(w->parts) : NULL;
-                pthread_mutex_unlock(&w->mu);
+                pthread_mutex_unlock(&w->wk.lock);
                 if (l && l->cnt) {
                         for (int i = 0; i < l->cnt; i++)
                                 l->elems[i].offset = RD_KAFKA_OFFSET_END; /* latest */
@@ -41,9 +39,9 @@ static void *run(void *arg) {
                 }
                 if (l)
                         rd_kafka_topic_partition_list_destroy(l);
-                pthread_mutex_lock(&w->mu);
+                pthread_mutex_lock(&w->wk.lock);
         }
-        pthread_mutex_unlock(&w->mu);
+        pthread_mutex_unlock(&w->wk.lock);
         return NULL;
 }
 
@@ -64,11 +62,12 @@ gp_fetchwake_t *gp_fetchwake_new(rd_kafka_t *cons, rd_kafka_queue_t *q) {
         w->min_records = conf_num(cons, "queued.min.messages", 100000) / 2;
         w->min_bytes = conf_num(cons, "queued.max.messages.kbytes", 65536) * 1024 / 2;
         w->record_bytes = 100;
-        pthread_mutex_init(&w->mu, NULL);
-        pthread_cond_init(&w->cv, NULL);
-        if (pthread_create(&w->thread, NULL, run, w)) {
-                pthread_cond_destroy(&w->cv);
-                pthread_mutex_destroy(&w->mu);
+        if (gp_worker_init(&w->wk)) {
+                free(w);
+                return NULL;
+        }
+        if (gp_worker_start(&w->wk, run, w)) {
+                gp_worker_fini(&w->wk);
                 free(w);
                 return NULL;
         }
@@ -78,15 +77,10 @@ gp_fetchwake_t *gp_fetchwake_new(rd_kafka_t *cons, rd_kafka_queue_t *q) {
 void gp_fetchwake_destroy(gp_fetchwake_t *w) {
         if (!w)
                 return;
-        pthread_mutex_lock(&w->mu);
-        w->stop = true;
-        pthread_cond_signal(&w->cv);
-        pthread_mutex_unlock(&w->mu);
-        pthread_join(w->thread, NULL);
+        gp_worker_stop(&w->wk);
         if (w->parts)
                 rd_kafka_topic_partition_list_destroy(w->parts);
-        pthread_cond_destroy(&w->cv);
-        pthread_mutex_destroy(&w->mu);
+        gp_worker_fini(&w->wk);
         free(w);
 }
 
@@ -94,11 +88,11 @@ void gp_fetchwake_assigned(gp_fetchwake_t *w, const rd_kafka_topic_partition_lis
         if (!w)
                 return;
         rd_kafka_topic_partition_list_t *c = rd_kafka_topic_partition_list_copy(l);
-        pthread_mutex_lock(&w->mu);
+        pthread_mutex_lock(&w->wk.lock);
         if (w->parts)
                 rd_kafka_topic_partition_list_destroy(w->parts);
         w->parts = c;
-        pthread_mutex_unlock(&w->mu);
+        pthread_mutex_unlock(&w->wk.lock);
 }
 
 void gp_fetchwake_after(gp_fetchwake_t *w, rd_kafka_message_t *const *msgs, ssize_t got) {
@@ -120,10 +114,10 @@ void gp_fetchwake_after(gp_fetchwake_t *w, rd_kafka_message_t *const *msgs, ssiz
                 w->armed = true;
         if (w->armed && n < w->min_records && n * w->record_bytes < w->min_bytes) {
                 w->armed = false;
-                pthread_mutex_lock(&w->mu);
+                pthread_mutex_lock(&w->wk.lock);
                 w->wanted = true;
-                pthread_cond_signal(&w->cv);
-                pthread_mutex_unlock(&w->mu);
+                gp_worker_wake(&w->wk);
+                pthread_mutex_unlock(&w->wk.lock);
         }
 }
 

@@ -17,7 +17,7 @@
  * broker thread, which finds the queue below its thresholds and fetches at
  * once. There is one request per refill, not per batch.
  *
- * Uses librdkafka and pthreads; no other part of gate-proxy. */
+ * Uses librdkafka and os/worker.h (its thread); no other part of gate-proxy. */
 #ifndef GP_PROXY_LOOP_FETCHWAKE_H
 #define GP_PROXY_LOOP_FETCHWAKE_H
 

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gate/checkpoint.h"
 #include "gate/fingerprint.h"
 #include "gate/members.h"
+#include "os/worker.h"
 #include "proxy/base/log.h"
 #include "proxy/loop/kafka_clients.h"
 #include "proxy/loop/members.h"
@@ -37,16 +37,12 @@ struct gp_members {
         int n_topics;
         uint32_t fp;
         int64_t grace_ms;
-        pthread_t thread;
-        bool started;
         /* the thread's own */
         int *counts; /* partitions per topic at the last judged look */
         gp_fp_track_t *track;
         size_t n_track;
-        char said[256];       /* the last trouble logged */
-        pthread_mutex_t lock; /* guards what follows */
-        pthread_cond_t cond;
-        bool quit;
+        char said[256]; /* the last trouble logged */
+        gp_worker_t w;  /* w.lock guards what follows */
         bool joining;
         char self[256];
         bool settled;
@@ -301,10 +297,10 @@ static const struct rd_kafka_group_info *find(const struct rd_kafka_group_list *
 
 static void look(gp_members_t *m) {
         char self[256];
-        pthread_mutex_lock(&m->lock);
+        pthread_mutex_lock(&m->w.lock);
         bool joining = m->joining;
         snprintf(self, sizeof self, "%s", m->self);
-        pthread_mutex_unlock(&m->lock);
+        pthread_mutex_unlock(&m->w.lock);
 
         const struct rd_kafka_group_list *gl = NULL;
         rd_kafka_resp_err_t e = rd_kafka_list_groups(m->rk, m->group, &gl, WAIT_MS);
@@ -326,12 +322,12 @@ static void look(gp_members_t *m) {
         if (!gi) {
                 /* No broker lists it: a group nobody has joined, or whose
                  * members have all left (and its offsets expired). */
-                pthread_mutex_lock(&m->lock);
+                pthread_mutex_lock(&m->w.lock);
                 m->n = 0;
                 m->n_shown = 0;
                 m->settled = true;
-                pthread_cond_broadcast(&m->cond);
-                pthread_mutex_unlock(&m->lock);
+                gp_worker_wake(&m->w);
+                pthread_mutex_unlock(&m->w.lock);
                 if (gl)
                         rd_kafka_group_list_destroy(gl);
                 return;
@@ -401,7 +397,7 @@ static void look(gp_members_t *m) {
         }
         settled |= why[0] != '\0';
 out:
-        pthread_mutex_lock(&m->lock);
+        pthread_mutex_lock(&m->w.lock);
         m->n = n;
         memcpy(m->shown, shown, n_shown * sizeof(*shown));
         m->n_shown = n_shown;
@@ -410,8 +406,8 @@ out:
                 snprintf(m->why, sizeof m->why, "%s", why);
         }
         m->settled = settled;
-        pthread_cond_broadcast(&m->cond);
-        pthread_mutex_unlock(&m->lock);
+        gp_worker_wake(&m->w);
+        pthread_mutex_unlock(&m->w.lock);
         free(asg);
         free(asg_ok);
         free(sub);
@@ -420,23 +416,16 @@ out:
 
 static void *run(void *arg) {
         gp_members_t *m = arg;
-        pthread_mutex_lock(&m->lock);
-        while (!m->quit) {
-                pthread_mutex_unlock(&m->lock);
+        pthread_mutex_lock(&m->w.lock);
+        while (!gp_worker_quitting(&m->w)) {
+                pthread_mutex_unlock(&m->w.lock);
                 look(m);
-                pthread_mutex_lock(&m->lock);
-                if (m->quit)
+                pthread_mutex_lock(&m->w.lock);
+                if (gp_worker_quitting(&m->w))
                         break;
-                int64_t ms = m->settled ? LOOK_EVERY_MS : LOOK_SOON_MS;
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_sec += ms / 1000;
-                ts.tv_nsec += (ms % 1000) * 1000000L;
-                ts.tv_sec += ts.tv_nsec / 1000000000L;
-                ts.tv_nsec %= 1000000000L;
-                pthread_cond_timedwait(&m->cond, &m->lock, &ts);
+                gp_worker_wait(&m->w, m->settled ? LOOK_EVERY_MS : LOOK_SOON_MS);
         }
-        pthread_mutex_unlock(&m->lock);
+        pthread_mutex_unlock(&m->w.lock);
         return NULL;
 }
 
@@ -446,8 +435,11 @@ gp_members_t *gp_members_new(const gp_conf_t *conf, uint32_t fp, gp_err_t *err) 
                 gp_err_set(err, GP_ERR_NOMEM, "out of memory");
                 return NULL;
         }
-        pthread_mutex_init(&m->lock, NULL);
-        pthread_cond_init(&m->cond, NULL);
+        if (gp_worker_init(&m->w)) {
+                free(m);
+                gp_err_set(err, GP_ERR_FAIL, "members: cannot make its lock");
+                return NULL;
+        }
         m->n = -1;
         m->fp = fp;
         if (!(m->group = strdup(conf->group_id)) || !(m->pipeline = strdup(conf->pipeline)) ||
@@ -477,11 +469,10 @@ gp_members_t *gp_members_new(const gp_conf_t *conf, uint32_t fp, gp_err_t *err) 
                 rd_kafka_conf_destroy(kc);
                 goto fail;
         }
-        if (pthread_create(&m->thread, NULL, run, m)) {
+        if (gp_worker_start(&m->w, run, m)) {
                 gp_err_set(err, GP_ERR_FAIL, "members: cannot start its thread");
                 goto fail;
         }
-        m->started = true;
         return m;
 fail:
         gp_members_destroy(m);
@@ -491,13 +482,7 @@ fail:
 void gp_members_destroy(gp_members_t *m) {
         if (!m)
                 return;
-        if (m->started) {
-                pthread_mutex_lock(&m->lock);
-                m->quit = true;
-                pthread_cond_broadcast(&m->cond);
-                pthread_mutex_unlock(&m->lock);
-                pthread_join(m->thread, NULL);
-        }
+        gp_worker_stop(&m->w);
         if (m->rk)
                 rd_kafka_destroy_flags(m->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
         for (int i = 0; m->topics && i < m->n_topics; i++)
@@ -507,54 +492,48 @@ void gp_members_destroy(gp_members_t *m) {
         free(m->track);
         free(m->group);
         free(m->pipeline);
-        pthread_cond_destroy(&m->cond);
-        pthread_mutex_destroy(&m->lock);
+        gp_worker_fini(&m->w);
         free(m);
 }
 
 void gp_members_joining(gp_members_t *m) {
-        pthread_mutex_lock(&m->lock);
+        pthread_mutex_lock(&m->w.lock);
         m->joining = true;
-        pthread_mutex_unlock(&m->lock);
+        pthread_mutex_unlock(&m->w.lock);
 }
 
 void gp_members_self(gp_members_t *m, const char *member_id) {
-        pthread_mutex_lock(&m->lock);
+        pthread_mutex_lock(&m->w.lock);
         snprintf(m->self, sizeof m->self, "%s", member_id ? member_id : "");
-        pthread_mutex_unlock(&m->lock);
+        pthread_mutex_unlock(&m->w.lock);
 }
 
 bool gp_members_settled(gp_members_t *m, int64_t wait_ms) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += wait_ms / 1000;
-        ts.tv_nsec += (wait_ms % 1000) * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_mutex_lock(&m->lock);
+        int64_t at = gp_mono_ms() + (wait_ms > 0 ? wait_ms : 0);
+        pthread_mutex_lock(&m->w.lock);
         while (!m->settled && !m->refusal)
-                if (pthread_cond_timedwait(&m->cond, &m->lock, &ts))
+                if (gp_worker_wait_until(&m->w, at))
                         break;
         bool s = m->settled || m->refusal;
-        pthread_mutex_unlock(&m->lock);
+        pthread_mutex_unlock(&m->w.lock);
         return s;
 }
 
 int gp_members_refusal(gp_members_t *m, char *why, size_t len) {
-        pthread_mutex_lock(&m->lock);
+        pthread_mutex_lock(&m->w.lock);
         int r = m->refusal;
         if (r)
                 snprintf(why, len, "%s", m->why);
-        pthread_mutex_unlock(&m->lock);
+        pthread_mutex_unlock(&m->w.lock);
         return r;
 }
 
 int gp_members_view(gp_members_t *m, gp_member_info_t *out, size_t max, size_t *shown) {
-        pthread_mutex_lock(&m->lock);
+        pthread_mutex_lock(&m->w.lock);
         int n = m->n;
         size_t k = m->n_shown < max ? m->n_shown : max;
         memcpy(out, m->shown, k * sizeof(*out));
-        pthread_mutex_unlock(&m->lock);
+        pthread_mutex_unlock(&m->w.lock);
         *shown = k;
         return n;
 }

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "os/clock.h"
+#include "os/worker.h"
 #include "proxy/schema/avsc.h"
 #include "proxy/base/log.h"
 #include "proxy/schema/registry.h"
@@ -44,12 +44,9 @@ struct gp_registry {
         uint32_t nb;  /* a power of two */
         int32_t last; /* the entry of the last hit */
         uint64_t tick;
-        /* The fetch thread; what follows lock is shared with it. */
-        pthread_t thread;
-        bool started;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        atomic_bool quit;        /* set under lock; read by the transfer callback too */
+        /* The fetch thread; what follows is shared with it under w.lock
+         * (w.quit is read by the transfer callback too). */
+        gp_worker_t w;
         uint32_t want[WANT_MAX]; /* asked for, answer not collected yet */
         int n_want;
         entry_t *done; /* answers for the loop: at most one per id in want[],
@@ -89,7 +86,7 @@ static void *run(void *arg);
 /* Ends a transfer in flight when the registry is being destroyed. */
 static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un) {
         (void)dt, (void)dn, (void)ut, (void)un;
-        return atomic_load(&((gp_registry_t *)arg)->quit) ? 1 : 0;
+        return gp_worker_quitting(&((gp_registry_t *)arg)->w) ? 1 : 0;
 }
 
 gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_err_t *err) {
@@ -99,8 +96,11 @@ gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_
                 gp_err_set(err, GP_ERR_NOMEM, "schema.registry: out of memory");
                 return NULL;
         }
-        pthread_mutex_init(&r->lock, NULL);
-        gp_cond_init_mono(&r->cond);
+        if (gp_worker_init(&r->w)) {
+                free(r);
+                gp_err_set(err, GP_ERR_FAIL, "schema.registry: cannot make its lock");
+                return NULL;
+        }
         r->conf = conf;
         r->x = x;
         r->cap = (uint32_t)conf->registry_cache_max;
@@ -168,30 +168,22 @@ gp_registry_t *gp_registry_new(const gp_conf_t *conf, const gp_extract_t *x, gp_
                 gp_registry_destroy(r);
                 return NULL;
         }
-        if (pthread_create(&r->thread, NULL, run, r)) {
+        if (gp_worker_start(&r->w, run, r)) {
                 gp_err_set(err, GP_ERR_FAIL, "schema.registry: cannot start the fetch thread");
                 gp_registry_destroy(r);
                 return NULL;
         }
-        r->started = true;
         return r;
 }
 
 void gp_registry_destroy(gp_registry_t *r) {
         if (!r)
                 return;
-        if (r->started) {
-                pthread_mutex_lock(&r->lock);
-                r->quit = true;
-                pthread_cond_broadcast(&r->cond);
-                pthread_mutex_unlock(&r->lock);
-                pthread_join(r->thread, NULL);
-        }
+        gp_worker_stop(&r->w);
         for (int i = 0; i < r->n_done; i++)
                 gp_avro_free(&r->done[i].av);
         free(r->done);
-        pthread_mutex_destroy(&r->lock);
-        pthread_cond_destroy(&r->cond);
+        gp_worker_fini(&r->w);
         for (uint32_t i = 0; i < r->cap && r->e; i++)
                 gp_avro_free(&r->e[i].av);
         free(r->e);
@@ -284,9 +276,9 @@ static gp_errcode_t request(gp_registry_t *r, uint32_t id, entry_t *e, gp_err_t 
                  (int)(bl && base[bl - 1] == '/' ? bl - 1 : bl), base, id);
         curl_easy_setopt(r->h, CURLOPT_URL, url);
         curl_easy_setopt(r->h, CURLOPT_WRITEDATA, &b);
-        pthread_mutex_lock(&r->lock);
+        pthread_mutex_lock(&r->w.lock);
         r->st.requests++;
-        pthread_mutex_unlock(&r->lock);
+        pthread_mutex_unlock(&r->w.lock);
         CURLcode c = curl_easy_perform(r->h);
         if (b.nomem) {
                 res = gp_err_set(err, GP_ERR_NOMEM, "GET %.400s: out of memory", url);
@@ -362,12 +354,12 @@ out:
 
 /* Waits ms, or less when asked to quit; true when quitting. */
 static bool pause_ms(gp_registry_t *r, int64_t ms) {
-        struct timespec ts = gp_deadline_ms(ms);
-        pthread_mutex_lock(&r->lock);
-        while (!r->quit && pthread_cond_timedwait(&r->cond, &r->lock, &ts) == 0)
+        int64_t at = gp_mono_ms() + (ms > 0 ? ms : 0);
+        pthread_mutex_lock(&r->w.lock);
+        while (!gp_worker_quitting(&r->w) && gp_worker_wait_until(&r->w, at) == 0)
                 ;
-        bool quit = r->quit;
-        pthread_mutex_unlock(&r->lock);
+        bool quit = gp_worker_quitting(&r->w);
+        pthread_mutex_unlock(&r->w.lock);
         return quit;
 }
 
@@ -390,9 +382,9 @@ static bool fetch(gp_registry_t *r, uint32_t id, entry_t *e) {
                                         gp_bad_name(e->code), e->why);
                         return true;
                 }
-                pthread_mutex_lock(&r->lock);
+                pthread_mutex_lock(&r->w.lock);
                 r->st.failures++;
-                pthread_mutex_unlock(&r->lock);
+                pthread_mutex_unlock(&r->w.lock);
                 int64_t now = gp_mono_ms();
                 if (attempt == 1 && now < end)
                         gp_warn("schema registry: %s; retrying for up to %" PRId64
@@ -444,16 +436,16 @@ static bool next_wanted(const gp_registry_t *r, uint32_t *id) {
 static void *run(void *arg) {
         gp_registry_t *r = arg;
         uint32_t id;
-        pthread_mutex_lock(&r->lock);
-        while (!r->quit) {
+        pthread_mutex_lock(&r->w.lock);
+        while (!gp_worker_quitting(&r->w)) {
                 if (!next_wanted(r, &id)) {
-                        pthread_cond_wait(&r->cond, &r->lock);
+                        gp_worker_wait(&r->w, -1);
                         continue;
                 }
-                pthread_mutex_unlock(&r->lock);
+                pthread_mutex_unlock(&r->w.lock);
                 entry_t e = {0};
                 bool ok = fetch(r, id, &e);
-                pthread_mutex_lock(&r->lock);
+                pthread_mutex_lock(&r->w.lock);
                 if (!ok) {
                         gp_avro_free(&e.av);
                         break;
@@ -462,28 +454,28 @@ static void *run(void *arg) {
                  * done, so done never holds more than WANT_MAX. */
                 r->done[r->n_done++] = e;
         }
-        pthread_mutex_unlock(&r->lock);
+        pthread_mutex_unlock(&r->w.lock);
         return NULL;
 }
 
 bool gp_registry_want(gp_registry_t *r, uint32_t id) {
         bool asked = true;
-        pthread_mutex_lock(&r->lock);
+        pthread_mutex_lock(&r->w.lock);
         if (!wanted(r, id)) {
                 if (r->n_want < WANT_MAX) {
                         r->want[r->n_want++] = id;
-                        pthread_cond_broadcast(&r->cond);
+                        gp_worker_wake(&r->w);
                 } else {
                         asked = false;
                 }
         }
-        pthread_mutex_unlock(&r->lock);
+        pthread_mutex_unlock(&r->w.lock);
         return asked;
 }
 
 int gp_registry_collect(gp_registry_t *r) {
         int gave_up = 0;
-        pthread_mutex_lock(&r->lock);
+        pthread_mutex_lock(&r->w.lock);
         for (int i = 0; i < r->n_done; i++) {
                 entry_t *a = &r->done[i];
                 entry_t *e = slot(r, a->id);
@@ -502,12 +494,12 @@ int gp_registry_collect(gp_registry_t *r) {
         }
         r->n_done = 0;
         r->last = -1;
-        pthread_mutex_unlock(&r->lock);
+        pthread_mutex_unlock(&r->w.lock);
         return gave_up;
 }
 
 void gp_registry_stats(gp_registry_t *r, gp_registry_stats_t *out) {
-        pthread_mutex_lock(&r->lock);
+        pthread_mutex_lock(&r->w.lock);
         *out = r->st;
-        pthread_mutex_unlock(&r->lock);
+        pthread_mutex_unlock(&r->w.lock);
 }
