@@ -52,6 +52,28 @@ all_routed() {
   "$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts >/dev/null 2>&1
 }
 
+# waiting_or_t: polls the map every 10 ms (30 s at most) until it shows the
+# instances waiting for T (watermark-stage=WAITING_FOR_WATERMARK) or T;
+# prints "waiting" while T is not there, else "T"
+waiting_or_t() {
+  python3 - "$WORK/cm.json" <<'PY'
+import json, sys, time
+end = time.time() + 30
+while time.time() < end:
+    try:
+        d = json.load(open(sys.argv[1])).get("data") or {}
+    except Exception:
+        d = {}
+    if d.get("watermark-toggle-value"):
+        print("T"); break
+    if d.get("watermark-stage") == "WAITING_FOR_WATERMARK":
+        print("waiting"); break
+    time.sleep(0.01)
+else:
+    print("none")
+PY
+}
+
 K=0
 KB=0 # kills before T was in the map
 E=0
@@ -82,9 +104,10 @@ for h in $(seq 1 $HOPS); do
   say "hop $h: cutover $OLD -> $NEW"
   t0=$(ms)
   "$GP_BIN" cutover --control "$WORK/cm.json" --to $NEW --delay-ms 500 >/dev/null
-  # an instance killed between its promises and T
-  sleep 0.15
-  if [ -z "$(key watermark-toggle-value)" ]; then
+  # an instance killed between its promises and T: as soon as the map
+  # shows the instances waiting for T (they promise from then on), if T
+  # is not there yet
+  if [ "$(waiting_or_t)" = waiting ]; then
     KB=$((KB + 1))
     when="between the promises and T"
   else
