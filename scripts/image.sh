@@ -54,11 +54,12 @@ commit_time() {
 }
 
 # base_key: a hash of everything the root filesystem is made from: this
-# recipe, the sources, mmdebstrap's version and the versions apt here would
+# recipe and its commit time, the sources, mmdebstrap's version and the versions apt here would
 # install of the runtime packages (an archive update moves the key).
 base_key() {
   {
     declare -f make_base
+    commit_time scripts/image.sh
     printf '%s\n' "${runtime[@]}"
     cat "$(sources_file)"
     mmdebstrap --version
