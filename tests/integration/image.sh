@@ -49,11 +49,13 @@ HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); prin
 
 # podman's options for the Deployment's pod. The limits are this process's
 # own: podman would otherwise raise them, which needs CAP_SYS_RESOURCE.
-# runc, not crun: crun refuses a host whose cgroups are in hybrid mode.
+# runc, not crun: crun refuses a host whose cgroups are in hybrid mode
+# (GP_IMAGE_OCI_RUNTIME=crun shows that refusal, and the chroot run after it).
 PODMAN_RUN=(podman run --rm --network host --read-only --read-only-tmpfs=false
   --user 10001:10001 --ulimit "nofile=$(ulimit -Sn):$(ulimit -Hn)" --ulimit nproc=4096:4096
   -v "$WORK/etc:/etc/gate-proxy:ro" -v "$WORK:/var/lib/gate-proxy")
-command -v runc >/dev/null && PODMAN_RUN+=(--runtime runc)
+OCI=${GP_IMAGE_OCI_RUNTIME:-$(command -v runc >/dev/null && echo runc || true)}
+[ -z "$OCI" ] || PODMAN_RUN+=(--runtime "$OCI")
 
 # IN_CHROOT COMMAND...: COMMAND in the image's root filesystem, mounted
 # read-only in a mount namespace of its own with the same two mounts, as
