@@ -111,7 +111,7 @@ base() {
     }
     mv "$cache/partial.tar" "$out"
     # older root filesystems: only the current one is kept
-    find "$cache" -maxdepth 1 -name 'rootfs-*.tar' ! -name "rootfs-$key.tar" -delete
+    find "$cache" -maxdepth 1 -name 'rootfs-*' ! -name "rootfs-$key.tar*" -delete
     say "root filesystem $key: $(($(du -k "$out" | cut -f1) / 1024)) MB in $(($(date +%s) - t0)) s"
   fi
   echo "$out"
