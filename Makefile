@@ -11,6 +11,10 @@
 #               on a real broker; figures in bench/results (bench/run.sh)
 #   make format rewrites the C sources as .clang-format has them (make test
 #               fails, before any broker starts, on a file that differs)
+#   make image  the container image localhost/gate-proxy:VERSION, from Debian's
+#               packages alone (an mmdebstrap root filesystem, cached in
+#               .cache/image, and a reproducible release binary) by podman;
+#               make test builds it too and runs it (tests/integration/image.sh)
 #   make install  the binary into $(PREFIX)/bin (PREFIX=/usr/local by default)
 #   make soak   (not part of make test) exactly-once under faults for
 #               SOAK_MINUTES (default 30): cutovers back and forth, proxy kills,
@@ -19,7 +23,7 @@
 #               the Grafana dashboard's panels over a real cutover
 BUILD ?= build
 
-.PHONY: all build demo install test e2e build-test unit soak bench config-docs dashboard-png format clean
+.PHONY: all build demo image install test e2e build-test unit soak bench config-docs dashboard-png format clean
 
 all: build
 
@@ -31,6 +35,11 @@ build:
 
 demo: build
 	$(BUILD)/release/gate-proxy demo
+
+# deploy/Containerfile on an mmdebstrap root filesystem (scripts/image.sh).
+image:
+	@scripts/install-deps.sh image
+	@GP_IMAGE_BUILD=$(abspath $(BUILD))/image scripts/image.sh build
 
 # Installs the binary built by `make build` into $(PREFIX)/bin.
 PREFIX ?= /usr/local

@@ -4,7 +4,9 @@
 #   scripts/install-deps.sh test    also what the tests need (Criterion,
 #                                   clang for the fuzz targets, clang-format, a JDK, Maven, kcat,
 #                                   Prometheus and promtool for the metrics test,
-#                                   matplotlib for its dashboard PNGs)
+#                                   matplotlib for its dashboard PNGs,
+#                                   mmdebstrap, podman and runc for the image)
+#   scripts/install-deps.sh image   the build set and what make image needs
 #   scripts/install-deps.sh bench   the test set and valgrind (bench/cost.sh)
 # Idempotent: with everything present it only checks, and needs no network.
 set -euo pipefail
@@ -18,6 +20,12 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
         python3-matplotlib)
 fi
 [ "$what" = bench ] && pkgs+=(valgrind time)
+# The image (scripts/image.sh, tests/integration/image.sh): its root
+# filesystem by mmdebstrap, built and run by podman, with runc as the
+# runtime (crun refuses a host whose cgroups are in hybrid mode).
+if [ "$what" = test ] || [ "$what" = image ]; then
+  pkgs+=(mmdebstrap podman runc curl)
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -4,9 +4,9 @@
 #   tests/run-all.sh BUILD_DIR
 # KAFKA_VERSIONS="3.9 4" selects the brokers (default: both).
 # GP_TEST_LABEL=flink runs only the tests with that label (make e2e), and no
-# unit tests. The Kubernetes, registry and Flink tests run on the first
-# broker only; the Flink tests' e2e:/control: lines and the scale-out tests'
-# scale: lines are printed at the end.
+# unit tests. The Kubernetes, registry, Flink and image tests run on the
+# first broker only; the Flink tests' e2e:/control: lines, the scale-out
+# tests' scale: lines and the image test's image: line are printed at the end.
 set -euo pipefail
 build=$(cd "${1:?usage: tests/run-all.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +19,9 @@ export GP_E2E_LINES=$build/e2e-lines.txt
 # integration.scale's summary lines (one per broker), repeated at the end
 export GP_SCALE_LINES=$build/scale-lines.txt
 : >"$GP_SCALE_LINES"
+# integration.image's line (the image make image builds, run on the broker)
+export GP_IMAGE_LINES=$build/image-lines.txt
+: >"$GP_IMAGE_LINES"
 
 if [ "$label" = integration ]; then
   # Fast checks first, and a stop on their failure before any broker,
@@ -54,9 +57,10 @@ for v in $versions; do
   fi
   GP_BOOTSTRAP=$("$broker" bootstrap) || failed=1
   export GP_BOOTSTRAP
-  # The Kubernetes, schema registry and Flink tests run once, on the first broker.
+  # The Kubernetes, schema registry, Flink and image tests run once, on the
+  # first broker.
   skip=()
-  [ $first -eq 1 ] || skip=(-LE 'k8s|registry|flink')
+  [ $first -eq 1 ] || skip=(-LE 'k8s|registry|flink|image')
   first=0
   (cd "$build" && ctest -L "$label" "${skip[@]}" --output-on-failure) || failed=1
   "$broker" stop || true
@@ -65,6 +69,10 @@ done
 if [ -s "$GP_SCALE_LINES" ]; then
   echo "== scale-out (tests/integration/scale*.sh, group_refuse.sh)"
   cat "$GP_SCALE_LINES"
+fi
+if [ -s "$GP_IMAGE_LINES" ]; then
+  echo "== image (tests/integration/image.sh, scripts/image.sh)"
+  cat "$GP_IMAGE_LINES"
 fi
 if [ -s "$GP_E2E_LINES" ]; then
   echo "== Flink end to end (tests/flink)"

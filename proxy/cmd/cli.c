@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <librdkafka/rdkafka.h>
+
 #include "gate/control.h"
 #include "gate/timeparse.h"
 #include "proxy/ops/verbs.h"
@@ -500,7 +502,9 @@ int gp_cli_main(int argc, char **argv) {
         }
         const char *cmd = argv[1];
         if (!strcmp(cmd, "--version")) {
-                printf("gate-proxy %s\n", VERSION);
+                /* The librdkafka that is loaded, not the one compiled
+                 * against: what an image or a host really runs. */
+                printf("gate-proxy %s (librdkafka %s)\n", VERSION, rd_kafka_version_str());
                 return 0;
         }
         if (!strcmp(cmd, "--list-config")) {

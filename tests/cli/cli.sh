@@ -29,6 +29,10 @@ stage() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"
 
 "$GP_BIN" init --control "$M" >/dev/null || fail "init"
 
+# --version names the librdkafka the process has loaded
+expect 0 "^gate-proxy [0-9.]* (librdkafka [0-9][0-9.]*)$" "$GP_BIN" --version
+say "--version: $(cat "$W/out")"
+
 # abort with nothing to abort
 expect 1 "no transition in progress (stage RUNNING, blue active): nothing to abort" \
   "$GP_BIN" abort --control "$M"
