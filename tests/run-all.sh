@@ -5,8 +5,9 @@
 # KAFKA_VERSIONS="3.9 4" selects the brokers (default: both).
 # GP_TEST_LABEL=flink runs only the tests with that label (make e2e), and no
 # unit tests. The Kubernetes, registry and Flink tests run on the first
-# broker only; the Flink tests' e2e:/control: lines and the scale-out tests'
-# scale: lines are printed at the end.
+# broker only; the Flink tests' e2e:/control: lines, the scale-out tests'
+# scale: lines and the deploy/ tests' helm:/image: lines are printed at the
+# end.
 set -euo pipefail
 build=$(cd "${1:?usage: tests/run-all.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +20,9 @@ export GP_E2E_LINES=$build/e2e-lines.txt
 # integration.scale's summary lines (one per broker), repeated at the end
 export GP_SCALE_LINES=$build/scale-lines.txt
 : >"$GP_SCALE_LINES"
+# the deploy/ tests' summary lines (helm:, image:), repeated at the end
+export GP_INSTALL_LINES=$build/install-lines.txt
+: >"$GP_INSTALL_LINES"
 
 if [ "$label" = integration ]; then
   # Fast checks first, and a stop on their failure before any broker,
@@ -39,6 +43,9 @@ fi
 # build compiles Kubernetes with Go and takes minutes).
 echo "== building the kube-apiserver test fixture (once)"
 "$top/tests/k8s/apiserver.sh" build || failed=1
+# Helm for the chart's test (built once into .cache/helm from its Go module).
+echo "== building helm (once)"
+"$top/tests/k8s/helm.sh" build || failed=1
 # The Flink jobs (Maven; the first build resolves the jars into .cache/).
 echo "== building the Flink jobs (tests/flink, examples/flink)"
 bash "$top/tests/flink/e2e.sh" build || failed=1
@@ -65,6 +72,10 @@ done
 if [ -s "$GP_SCALE_LINES" ]; then
   echo "== scale-out (tests/integration/scale*.sh, group_refuse.sh)"
   cat "$GP_SCALE_LINES"
+fi
+if [ -s "$GP_INSTALL_LINES" ]; then
+  echo "== installable (deploy/)"
+  cat "$GP_INSTALL_LINES"
 fi
 if [ -s "$GP_E2E_LINES" ]; then
   echo "== Flink end to end (tests/flink)"
