@@ -11,9 +11,10 @@
 #      field by field (tests/integration/helm_compare.py);
 #   4. gate-proxy itself reads each rendered configuration file: `run` with
 #      a kubeconfig that does not exist must get past the configuration
-#      (all keys and the cross-field checks) and stop at the kubeconfig; a
-#      rendered file that it refuses fails the test, and one with a bad
-#      value given through values.config must be refused;
+#      (all keys and the cross-field checks) and stop at the kubeconfig
+#      (with control.mode=file: wait for the map file); a rendered file
+#      that it refuses fails the test, and one with a bad value given
+#      through values.config must be refused;
 #   5. helm install of two pipelines, orders and payments, side by side in
 #      one namespace: no name is shared, and `kubectl auth can-i` as each
 #      ServiceAccount may get, watch and patch its own blue/green map and
@@ -159,6 +160,18 @@ for r in orders scale; do
   say "   $r: $(wc -l <"$WORK/$r.conf") keys accepted"
   CONF_OK=$((CONF_OK + 1))
 done
+# control.mode=file: past the configuration, the proxy waits for its map
+h template file "$CHART" --set pipeline=p --set kafka.bootstrapServers=127.0.0.1:1 --set 'source.topics={t}' \
+  --set control.mode=file >"$WORK/file.yaml" 2>&1 || { cat "$WORK/file.yaml" >&2; fail "helm template (control.mode=file) failed"; }
+conf_of "$WORK/file.yaml" "$WORK/file.conf"
+rc=0
+timeout 5 "$GP_BIN" run -c "$WORK/file.conf" -X "control.file=$WORK/none/bluegreen.json" \
+  -X "http.listen=127.0.0.1:$((20000 + RANDOM % 20000))" >"$WORK/file.conf.out" 2>&1 || rc=$?
+grep -qF "waiting for a valid control map: $WORK/none/bluegreen.json: not found" "$WORK/file.conf.out" &&
+  [ $rc = 124 ] && ! grep -qE 'Sanitizer|runtime error:' "$WORK/file.conf.out" \
+  || { cat "$WORK/file.conf" "$WORK/file.conf.out" >&2; fail "gate-proxy refused the configuration rendered for control.mode=file (exit $rc, above)"; }
+say "   control.mode=file: $(wc -l <"$WORK/file.conf") keys accepted, waiting for its map"
+CONF_OK=$((CONF_OK + 1))
 h template bad "$CHART" "${BASE[@]}" --set-json 'config={"gate.delivery":"sometimes"}' \
   --set alignMs=86400000 >"$WORK/bad.yaml" 2>&1 || { cat "$WORK/bad.yaml" >&2; fail "helm template bad failed"; }
 conf_of "$WORK/bad.yaml" "$WORK/bad.conf"
