@@ -6,7 +6,8 @@
 # GP_TEST_LABEL=flink runs only the tests with that label (make e2e), and no
 # unit tests. The Kubernetes, registry, Flink and image tests run on the
 # first broker only; the Flink tests' e2e:/control: lines, the scale-out
-# tests' scale: lines and the image test's image: line are printed at the end.
+# tests' scale: lines and the deploy/ tests' image:/helm: lines are printed
+# at the end.
 set -euo pipefail
 build=$(cd "${1:?usage: tests/run-all.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,9 +20,9 @@ export GP_E2E_LINES=$build/e2e-lines.txt
 # integration.scale's summary lines (one per broker), repeated at the end
 export GP_SCALE_LINES=$build/scale-lines.txt
 : >"$GP_SCALE_LINES"
-# integration.image's line (the image make image builds, run on the broker)
-export GP_IMAGE_LINES=$build/image-lines.txt
-: >"$GP_IMAGE_LINES"
+# the deploy/ tests' summary lines (image:, helm:), repeated at the end
+export GP_INSTALL_LINES=$build/install-lines.txt
+: >"$GP_INSTALL_LINES"
 
 if [ "$label" = integration ]; then
   # Fast checks first, and a stop on their failure before any broker,
@@ -42,6 +43,9 @@ fi
 # build compiles Kubernetes with Go and takes minutes).
 echo "== building the kube-apiserver test fixture (once)"
 "$top/tests/k8s/apiserver.sh" build || failed=1
+# Helm for the chart's test (built once into .cache/helm from its Go module).
+echo "== building helm (once)"
+"$top/tests/k8s/helm.sh" build || failed=1
 # The Flink jobs (Maven; the first build resolves the jars into .cache/).
 echo "== building the Flink jobs (tests/flink, examples/flink)"
 bash "$top/tests/flink/e2e.sh" build || failed=1
@@ -70,9 +74,9 @@ if [ -s "$GP_SCALE_LINES" ]; then
   echo "== scale-out (tests/integration/scale*.sh, group_refuse.sh)"
   cat "$GP_SCALE_LINES"
 fi
-if [ -s "$GP_IMAGE_LINES" ]; then
-  echo "== image (tests/integration/image.sh, scripts/image.sh)"
-  cat "$GP_IMAGE_LINES"
+if [ -s "$GP_INSTALL_LINES" ]; then
+  echo "== installable (deploy/: the image, the Helm chart)"
+  cat "$GP_INSTALL_LINES"
 fi
 if [ -s "$GP_E2E_LINES" ]; then
   echo "== Flink end to end (tests/flink)"

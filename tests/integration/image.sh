@@ -13,7 +13,7 @@
 # (podman's error) and runs the image's entrypoint chrooted into its
 # mounted root filesystem (podman image mount), read-only, as uid 10001: the
 # image's own libraries are what run. GP_IMAGE_RUN=chroot takes that path
-# on purpose. Prints one image: line, also appended to $GP_IMAGE_LINES.
+# on purpose. Prints one image: line, also appended to $GP_INSTALL_LINES.
 source "$(dirname "$0")/lib.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -173,5 +173,5 @@ LINE="image: name=$IMG size_mb=$SIZE_MB run=$RUN readyz=$READYZ checked=$CHECKED
 LINE="$LINE missing=$MISSING duplicated=$DUPLICATED sigterm_exit=$SIGTERM_EXIT"
 LINE="$LINE sigterm_ms=$ms uid=10001 rootfs=ro librdkafka=$RDK binary_sha256=${A:0:16}x2 ok"
 echo "$LINE"
-[ -z "${GP_IMAGE_LINES:-}" ] || echo "$LINE" >>"$GP_IMAGE_LINES"
+[ -z "${GP_INSTALL_LINES:-}" ] || echo "$LINE" >>"$GP_INSTALL_LINES"
 say "PASS"
