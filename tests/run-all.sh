@@ -43,12 +43,17 @@ fi
 # build compiles Kubernetes with Go and takes minutes).
 echo "== building the kube-apiserver test fixture (once)"
 "$top/tests/k8s/apiserver.sh" build || failed=1
-# Helm for the chart's test (built once into .cache/helm from its Go module).
-echo "== building helm (once)"
-"$top/tests/k8s/helm.sh" build || failed=1
-# The Flink jobs (Maven; the first build resolves the jars into .cache/).
-echo "== building the Flink jobs (tests/flink, examples/flink)"
+# Helm for the chart's test (built once into .cache/helm from its Go
+# module), beside the Flink jobs' build (Maven; the first build resolves
+# the jars into .cache/), which mostly waits on downloads.
+echo "== building helm (once) and the Flink jobs (tests/flink, examples/flink)"
+"$top/tests/k8s/helm.sh" build >"$build/helm-build.log" 2>&1 &
+helm_build=$!
 bash "$top/tests/flink/e2e.sh" build || failed=1
+if ! wait $helm_build; then
+  cat "$build/helm-build.log" >&2
+  failed=1
+fi
 
 first=1
 for v in $versions; do
