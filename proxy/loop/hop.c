@@ -231,4 +231,3 @@ void gp_hop_step(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
                 gp_record_agree_release(p, false);
         }
 }
-
