@@ -18,16 +18,19 @@ ID = re.compile(rb'"id":(-?\d+)')
 
 
 def read(bootstrap, topic):
-    out = subprocess.run(
+    # read as it comes: a long run's topics hold millions of records
+    p = subprocess.Popen(
         ["kcat", "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q",
          "-X", "isolation.level=read_committed", "-f", "%T %s\n"],
-        check=True, capture_output=True).stdout
+        stdout=subprocess.PIPE)
     ts = {}
-    for line in out.splitlines():
+    for line in p.stdout:
         t, _, v = line.partition(b" ")
         m = ID.search(v)
         if m:
             ts[int(m.group(1))] = int(t)
+    if p.wait() != 0:
+        raise subprocess.CalledProcessError(p.returncode, "kcat -C -t " + topic)
     return ts
 
 

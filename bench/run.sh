@@ -8,27 +8,39 @@
 #                                    gate.membership=group, 1 to 3 instances,
 #                                    and the pause of a join and a leave
 #                                    (bench/scaleout.sh says how)
+#   bench/run.sh BUILD_DIR long      only the long run (BENCH_LONG_MINUTES,
+#                                    10 when unset or 0)
 #
 # Environment (defaults in brackets):
 #   BENCH_RECORDS     records of the 100-byte data set [2000000]; the 1 KB set
 #                     has a fifth as many, the 10 KB set a fiftieth
 #   BENCH_SIZES       value sizes in bytes [100 1000]
 #   BENCH_PARTITIONS  partitions of the data sets [12]
-#   BENCH_ROUNDS      rounds of the contenders per size [1]
-#   BENCH_CONTENDERS  which, of proxy_eos proxy_eos_metrics proxy_alo limit
-#                     streams_eos kcat [all]; proxy_eos_metrics is proxy_eos
-#                     with http.listen and a Prometheus (Debian's) scraping
-#                     /metrics every second
+#   BENCH_REPEATS     repeats of the contenders per size, interleaved: every
+#                     contender once in the order of BENCH_CONTENDERS, then
+#                     again, on the same data; the summary gives the median
+#                     of the repeats and their spread [5] (BENCH_ROUNDS, the
+#                     older name, is read when BENCH_REPEATS is unset)
+#   BENCH_CONTENDERS  which, in this order, of proxy_eos limit streams_eos
+#                     proxy_eos_metrics proxy_alo kcat [all]; proxy_eos_metrics
+#                     is proxy_eos with http.listen and a Prometheus (Debian's)
+#                     scraping /metrics every second
 #   BENCH_SCALING     1: also throughput by partitions (1 4 12 48) and by
 #                     size (100, 1000, 10000), and memory by record count [1]
-#   BENCH_LATENCY_RATE  records/s of the latency runs [20000]
+#   BENCH_LATENCY_RATE  records/s of the latency runs and the long run [20000]
+#   BENCH_LONG_MINUTES  minutes of the long run [0: no long run]: gate-proxy,
+#                     exactly-once, fed at BENCH_LATENCY_RATE for that long,
+#                     its RSS sampled every second (min/max, first and last
+#                     minute) and the latency of every record, each beside
+#                     its goal (RSS <= 30 MB; p99 <= the commit interval
+#                     + 5 ms); a `bench-long:` line in the summary
 #   BENCH_BASE_BIN    another gate-proxy binary (a build of an earlier commit):
 #                     the contenders proxy_eos_base and proxy_alo_base run it,
 #                     each round beside this build's, and the summary prints
 #                     this build's rate over the base's per round, with the
 #                     spread of each build's own rounds (an A/B check:
 #                     BENCH_CONTENDERS="proxy_eos proxy_eos_base proxy_alo
-#                     proxy_alo_base" BENCH_ROUNDS=5 BENCH_SCALING=0)
+#                     proxy_alo_base" BENCH_SCALING=0)
 #   BENCH_OUT         where the figures go [bench/results]
 #   GP_KAFKA_PORT, KAFKA_VERSION  as for tests/kafka/broker.sh
 #
@@ -37,7 +49,7 @@
 # data set from the start into topics of its own, and is timed by
 # gp-benchwait from its first commit to the commit that covers the last
 # record (start-up left out), with its CPU time and peak RSS over that span.
-# Every contender commits every 100 ms and only then (gate-proxy with
+# Every contender commits every 100 ms (COMMIT_MS) and only then (gate-proxy with
 # gate.commit.records=1000000 and the passthrough alike, so no record count
 # ends a transaction early), as Kafka Streams does with
 # commit.interval.ms=100.
@@ -45,18 +57,25 @@
 # runs, the topics stamped by the broker (LogAppendTime), and take the time
 # from a record's append to the source to its append to a colour topic.
 set -euo pipefail
-build=$(cd "${1:?usage: bench/run.sh BUILD_DIR [scale]}" && pwd)
+build=$(cd "${1:?usage: bench/run.sh BUILD_DIR [scale|long]}" && pwd)
 MODE=${2:-all}
-case $MODE in all|scale) ;; *) echo "usage: bench/run.sh BUILD_DIR [scale]" >&2; exit 2 ;; esac
+case $MODE in all|scale|long) ;; *) echo "usage: bench/run.sh BUILD_DIR [scale|long]" >&2; exit 2 ;; esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 broker=$top/tests/kafka/broker.sh
 RECORDS=${BENCH_RECORDS:-2000000}
 SIZES=${BENCH_SIZES:-100 1000}
 PARTS=${BENCH_PARTITIONS:-12}
-ROUNDS=${BENCH_ROUNDS:-1}
+ROUNDS=${BENCH_REPEATS:-${BENCH_ROUNDS:-5}}
+LONG=${BENCH_LONG_MINUTES:-0}
+[ "$MODE" != long ] || [ "$LONG" != 0 ] || LONG=10
+case $ROUNDS$LONG in *[!0-9]*) echo "bench: BENCH_REPEATS and BENCH_LONG_MINUTES are whole numbers" >&2; exit 2 ;; esac
+[ "$ROUNDS" -ge 1 ] || { echo "bench: BENCH_REPEATS must be at least 1" >&2; exit 2; }
+# the commit interval of every exactly-once contender (gate.commit.interval.ms,
+# the passthrough's and Kafka Streams' --commit-interval-ms)
+COMMIT_MS=100
 SCALING=${BENCH_SCALING:-1}
 LRATE=${BENCH_LATENCY_RATE:-20000}
-CONTENDERS=${BENCH_CONTENDERS:-proxy_eos proxy_eos_metrics proxy_alo limit streams_eos kcat}
+CONTENDERS=${BENCH_CONTENDERS:-proxy_eos limit streams_eos proxy_eos_metrics proxy_alo kcat}
 OUT=${BENCH_OUT:-$top/bench/results}
 BASE=1700000000000
 BIN=$build/gate-proxy PRODUCE=$build/tests/tools/gp-produce ADMIN=$build/tests/tools/gp-admin
@@ -126,6 +145,7 @@ gate.topic.green={topic}.$1.green
 gate.dlq.topic=$1.dlq
 gate.delivery=$3
 gate.commit.records=1000000
+gate.commit.interval.ms=$COMMIT_MS
 control.file=$WORK/$1.json
 log.level=warn
 EOF
@@ -204,7 +224,7 @@ run_passthrough() { # NAME SRC
   parts=$("$ADMIN" --bootstrap "$B" partitions "$2")
   "$ADMIN" --bootstrap "$B" create "$2.$1.out" "$parts" >/dev/null
   "$PASS" --bootstrap "$B" --source "$2" --dest "$2.$1.out" --group "$1" \
-    --commit-records 1000000 2>>"$WORK/$1.log" &
+    --commit-records 1000000 --commit-interval-ms $COMMIT_MS 2>>"$WORK/$1.log" &
   local pid=$!
   PIDS+=($pid)
   local res
@@ -219,7 +239,7 @@ run_streams() { # NAME SRC
   for c in blue green; do "$ADMIN" --bootstrap "$B" create "$2.$1.$c" "$parts" >/dev/null; done
   "$top/bench/streams.sh" run --bootstrap "$B" --source "$2" --blue "$2.$1.blue" \
     --green "$2.$1.green" --dlq "$1.dlq" --cutoff $(( BASE + $(total "$2") / 2 )) \
-    --application-id "$1" --quiet >>"$WORK/$1.out" 2>>"$WORK/$1.log" &
+    --application-id "$1" --commit-interval-ms $COMMIT_MS --quiet >>"$WORK/$1.out" 2>>"$WORK/$1.log" &
   local pid=$!
   PIDS+=($pid)
   local res
@@ -270,6 +290,64 @@ if [ "$MODE" = scale ]; then
   exit 0
 fi
 
+# ---- the long run ----------------------------------------------------------
+# long_run MINUTES: gate-proxy, exactly-once, on a fresh topic stamped by the
+# broker, fed at LRATE for MINUTES; its RSS (VmRSS) sampled every second of
+# the feed, then the latency of every record as in the latency step below.
+long_run() {
+  local mins=$1 name="g$RUN-long" src="long-$RUN" parts=$PARTS outs=() col
+  "$ADMIN" --bootstrap "$B" --config message.timestamp.type=LogAppendTime create "$src" $parts >/dev/null
+  for col in blue green; do
+    "$ADMIN" --bootstrap "$B" --config message.timestamp.type=LogAppendTime \
+      create "$src.$name.$col" $parts >/dev/null
+    outs+=("$src.$name.$col")
+  done
+  proxy_conf "$name" "$src" exactly-once
+  "$BIN" run -c "$WORK/$name.conf" 2>>"$WORK/$name.log" &
+  local pid=$!
+  PIDS+=($pid)
+  sleep 3 # start-up: the group join and the first assignment
+  kill -0 $pid 2>/dev/null || { say "long run: gate-proxy exited (see $WORK/$name.log)"; return 1; }
+  ( while [ -r "/proc/$pid/status" ]; do
+      awk -v t="$(date +%s)" '/^VmRSS:/ { print t, $2 }' "/proc/$pid/status"
+      sleep 1
+    done ) > "$WORK/$name.rss" 2>/dev/null &
+  local sampler=$!
+  PIDS+=($sampler)
+  "$PRODUCE" --bootstrap "$B" --topic "$src" --count $(( LRATE * 60 * mins )) --rate "$LRATE" \
+    --pad-bytes 55 --partition-rr --quiet >/dev/null
+  sleep 3
+  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+  kill -0 $pid 2>/dev/null || { say "long run: gate-proxy exited during the feed (see $WORK/$name.log)"; return 1; }
+  kill -TERM $pid; wait $pid || true
+  local lat
+  lat=$(python3 "$top/bench/latency.py" "$B" "$src" "${outs[@]}")
+  python3 - "$WORK/$name.rss" "$mins" "$LRATE" "$COMMIT_MS" "$lat" <<'PY'
+import sys
+samples = [(int(t), int(kb) / 1024) for t, kb in (l.split() for l in open(sys.argv[1]) if l.strip())]
+mins, rate, commit_ms, lat = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+if not samples:
+    print("minutes=%s rate=%s commit_ms=%s rss_samples=0 %s" % (mins, rate, commit_ms, lat))
+    sys.exit(0)
+t0, t1 = samples[0][0], samples[-1][0]
+mb = [m for _, m in samples]
+first = [m for t, m in samples if t - t0 < 60] or mb
+last = [m for t, m in samples if t1 - t < 60] or mb
+print("minutes=%s rate=%s commit_ms=%s rss_samples=%d rss_min_mb=%.1f rss_max_mb=%.1f "
+      "rss_first_minute_max_mb=%.1f rss_last_minute_max_mb=%.1f %s"
+      % (mins, rate, commit_ms, len(mb), min(mb), max(mb), max(first), max(last), lat))
+PY
+}
+if [ "$MODE" = long ]; then
+  say "long run: gate-proxy at $LRATE records/s for $LONG min"
+  res=$(long_run "$LONG")
+  record long proxy_eos "$res"
+  python3 "$top/bench/summary.py" "$RESULTS" | tee "$OUT/summary-$RUN.txt"
+  ln -sf "results-$RUN.txt" "$OUT/results-latest.txt"
+  ln -sf "summary-$RUN.txt" "$OUT/summary-latest.txt"
+  exit 0
+fi
+
 # ---- the main comparison -------------------------------------------------
 for size in $SIZES; do
   n=$RECORDS
@@ -316,7 +394,7 @@ latency() { # CONTENDER: p50 p99 in ms of source append -> colour append
         create "$src.$name.out" $parts >/dev/null
       outs+=("$src.$name.out")
       "$PASS" --bootstrap "$B" --source "$src" --dest "$src.$name.out" --group "$name" \
-        --commit-records 1000000 2>>"$WORK/$name.log" & ;;
+        --commit-records 1000000 --commit-interval-ms $COMMIT_MS 2>>"$WORK/$name.log" & ;;
     streams_eos)
       for col in blue green; do
         "$ADMIN" --bootstrap "$B" --config message.timestamp.type=LogAppendTime \
@@ -325,7 +403,7 @@ latency() { # CONTENDER: p50 p99 in ms of source append -> colour append
       done
       "$top/bench/streams.sh" run --bootstrap "$B" --source "$src" --blue "$src.$name.blue" \
         --green "$src.$name.green" --dlq "$name.dlq" --cutoff 0 --application-id "$name" \
-        --quiet >>"$WORK/$name.out" 2>>"$WORK/$name.log" & ;;
+        --commit-interval-ms $COMMIT_MS --quiet >>"$WORK/$name.out" 2>>"$WORK/$name.log" & ;;
   esac
   local pid=$!
   PIDS+=($pid)
@@ -342,6 +420,12 @@ for c in proxy_eos limit streams_eos; do
   res=$(latency $c)
   record latency "$c" "$res"
 done
+
+if [ "$LONG" != 0 ]; then
+  say "long run: gate-proxy at $LRATE records/s for $LONG min"
+  res=$(long_run "$LONG")
+  record long proxy_eos "$res"
+fi
 
 # ---- scaling -------------------------------------------------------------
 if [ "$SCALING" = 1 ]; then
