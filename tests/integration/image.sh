@@ -149,14 +149,8 @@ if [ "$RUN" = podman ]; then
 else
   kill -TERM "$PROXY_PID"
 fi
-end=$(($(date +%s) + GRACE))
-while kill -0 "$PROXY_PID" 2>/dev/null; do
-  [ "$(date +%s)" -lt "$end" ] || fail "the proxy was still running $GRACE s after SIGTERM"
-  sleep 0.05
-done
-SIGTERM_EXIT=0
-wait "$PROXY_PID" || SIGTERM_EXIT=$?
-PROXY_PID=""
+await_proxy "$GRACE" SIGTERM
+SIGTERM_EXIT=$EXIT_RC
 ms=$((($(date +%s%N) - t0) / 1000000))
 [ "$SIGTERM_EXIT" = 0 ] || fail "exit $SIGTERM_EXIT after SIGTERM (expected 0)"
 say "exit 0, $ms ms after SIGTERM"

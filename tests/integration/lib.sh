@@ -99,9 +99,14 @@ stop_proxy() {
 # the proxy to exit (else fails, naming WHAT); its exit code goes to EXIT_RC
 signal_proxy() {
   kill -"$1" "$PROXY_PID"
-  local end=$(( $(date +%s) + $2 ))
+  await_proxy "$2" "$3"
+}
+# await_proxy SECONDS WHAT: the proxy ($PROXY_PID) ends within SECONDS of
+# WHAT (a signal sent some other way); its exit code in EXIT_RC
+await_proxy() {
+  local end=$(( $(date +%s) + $1 ))
   while kill -0 "$PROXY_PID" 2>/dev/null; do
-    [ "$(date +%s)" -lt "$end" ] || fail "$3 did not end the proxy within $2 s"
+    [ "$(date +%s)" -lt "$end" ] || fail "$2 did not end the proxy within $1 s"
     sleep 0.05
   done
   EXIT_RC=0
