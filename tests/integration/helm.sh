@@ -36,7 +36,6 @@ CHART=$REPO/deploy/helm/gate-proxy
 ORDERS=$REPO/deploy/helm/orders-values.yaml
 MANIFESTS=$REPO/deploy/kubernetes
 NS=gp-helm-$RUN_ID
-PM_CRD=podmonitors.monitoring.coreos.com
 
 helm_cleanup() {
   local rc=$?
@@ -187,22 +186,7 @@ say "5. helm install orders and payments into $NS"
 # The PodMonitor CRD, permissive (the fixture runs no Prometheus Operator),
 # so that orders can install its PodMonitor; kept, like k8s_deploy.sh's.
 if ! kc get crd "$PM_CRD" >/dev/null 2>&1; then
-  kc apply -f - >"$WORK/crd.out" 2>&1 <<CRD || { cat "$WORK/crd.out" >&2; fail "the PodMonitor CRD was refused"; }
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: $PM_CRD
-spec:
-  group: monitoring.coreos.com
-  scope: Namespaced
-  names: {kind: PodMonitor, listKind: PodMonitorList, plural: podmonitors, singular: podmonitor}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-CRD
+  apply_podmonitor_crd
 fi
 crd_served() { kc -n "$NS" get podmonitors.monitoring.coreos.com >/dev/null 2>&1; }
 wait_for "the PodMonitor CRD to be served" 30 crd_served

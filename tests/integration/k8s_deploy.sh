@@ -41,7 +41,6 @@ NS=gp-deploy-$RUN_ID
 CM=orders-configmap
 SA=gate-proxy
 
-PM_CRD=podmonitors.monitoring.coreos.com
 CRD_CREATED=0
 
 deploy_cleanup() {
@@ -89,28 +88,7 @@ fi
 # operator, and what the stored object holds is checked below.
 say "1. the PodMonitor CRD, then kubectl apply -n $NS -f deploy/kubernetes/"
 kc get crd "$PM_CRD" >/dev/null 2>&1 || CRD_CREATED=1
-kc apply -f - >"$WORK/crd.out" 2>&1 <<CRD || { cat "$WORK/crd.out" >&2; fail "the PodMonitor CRD was refused"; }
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: $PM_CRD
-spec:
-  group: monitoring.coreos.com
-  scope: Namespaced
-  names:
-    kind: PodMonitor
-    listKind: PodMonitorList
-    plural: podmonitors
-    singular: podmonitor
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          x-kubernetes-preserve-unknown-fields: true
-CRD
+apply_podmonitor_crd
 crd_served() {
   [ "$(kc get crd "$PM_CRD" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" = True ] &&
     kc -n "$NS" get podmonitors.monitoring.coreos.com >/dev/null 2>&1

@@ -117,3 +117,31 @@ k8s_flink_crds() {
     crd/flinkstatesnapshots.flink.apache.org >/dev/null \
     || fail "the Flink operator's CRDs did not become Established within 60 s"
 }
+
+# The Prometheus Operator's PodMonitor CRD, permissive (the fixture runs no
+# operator), so that a PodMonitor can be stored and read back.
+PM_CRD=podmonitors.monitoring.coreos.com
+apply_podmonitor_crd() {
+  kc apply -f - >"$WORK/crd.out" 2>&1 <<CRD || { cat "$WORK/crd.out" >&2; fail "the PodMonitor CRD was refused"; }
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: $PM_CRD
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names:
+    kind: PodMonitor
+    listKind: PodMonitorList
+    plural: podmonitors
+    singular: podmonitor
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+CRD
+}
