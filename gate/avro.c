@@ -58,6 +58,7 @@ void gp_avro_free(gp_avro_t *av) {
                 return;
         free(av->nodes);
         free(av->kids);
+        free(av->ops);
         memset(av, 0, sizeof(*av));
 }
 
@@ -66,14 +67,18 @@ typedef struct rd {
         int64_t budget; /* node visits and items left */
 } rd_t;
 
-static int rd_long(rd_t *r, int64_t *v) {
+#if defined(__GNUC__)
+#define GP_HOT       static inline __attribute__((always_inline))
+#define GP_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define GP_HOT       static inline
+#define GP_LIKELY(x) (x)
+#endif
+
+/* A varint of more than one byte: out of line, the one-byte case is
+ * rd_long's. */
+static int rd_long_slow(rd_t *r, int64_t *v) {
         uint64_t u = 0;
-        /* One byte: small counts, lengths, indexes (the common case). */
-        if (r->p < r->end && *r->p < 0x80) {
-                u = *r->p++;
-                *v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-                return 0;
-        }
         for (int shift = 0; shift < 64; shift += 7) {
                 if (r->p == r->end)
                         return -1;
@@ -90,7 +95,37 @@ static int rd_long(rd_t *r, int64_t *v) {
         return -1;
 }
 
-static int rd_skip(rd_t *r, int64_t n) {
+GP_HOT int rd_long(rd_t *r, int64_t *v) {
+        /* One byte: small counts, lengths, indexes (the common case). */
+        if (GP_LIKELY(r->p < r->end && *r->p < 0x80)) {
+                uint64_t u = *r->p++;
+                *v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+                return 0;
+        }
+        return rd_long_slow(r, v);
+}
+
+/* Steps over a varint without its value; the same bytes are refused as
+ * by rd_long (truncated, more than 10 bytes, a 10th byte above 1). */
+GP_HOT int rd_skip_long(rd_t *r) {
+        const uint8_t *p = r->p;
+        size_t left = (size_t)(r->end - p);
+        if (GP_LIKELY(left >= 10)) {
+                for (int k = 0; k < 9; k++)
+                        if (p[k] < 0x80) {
+                                r->p = p + k + 1;
+                                return 0;
+                        }
+                if (p[9] > 1)
+                        return -1;
+                r->p = p + 10;
+                return 0;
+        }
+        int64_t v;
+        return rd_long_slow(r, &v);
+}
+
+GP_HOT int rd_skip(rd_t *r, int64_t n) {
         if (n < 0 || n > r->end - r->p)
                 return -1;
         r->p += n;
@@ -98,7 +133,7 @@ static int rd_skip(rd_t *r, int64_t n) {
 }
 
 /* The branch a union's bytes select. */
-static int rd_branch(const gp_avro_t *av, const gp_av_node_t *u, rd_t *r, uint32_t *out) {
+GP_HOT int rd_branch(const gp_avro_t *av, const gp_av_node_t *u, rd_t *r, uint32_t *out) {
         int64_t i;
         if (rd_long(r, &i) || i < 0 || (uint64_t)i >= u->n)
                 return -1;
@@ -128,6 +163,26 @@ static gp_avro_rc_t skip_blocks(const gp_avro_t *av, uint32_t items, rd_t *r, in
                 }
                 if ((r->budget -= count) < 0)
                         return GP_AVRO_ERR_LIMIT;
+                /* Items of a varint or string type: skip()'s visit of
+                 * each (its depth check and one step) charged at once,
+                 * then the bytes in line. */
+                uint8_t t = av->nodes[items].type;
+                if ((t == GP_AV_INT || t == GP_AV_LONG || t == GP_AV_ENUM ||
+                     t == GP_AV_STRING || t == GP_AV_BYTES) &&
+                    depth + 1 <= GP_AVRO_MAX_DEPTH) {
+                        if ((r->budget -= count) < 0)
+                                return GP_AVRO_ERR_LIMIT;
+                        int is_len = t == GP_AV_STRING || t == GP_AV_BYTES;
+                        for (int64_t i = 0; i < count; i++) {
+                                int64_t klen, vlen;
+                                if (is_map && (rd_long(r, &klen) || rd_skip(r, klen)))
+                                        return GP_AVRO_ERR_DATA;
+                                if (is_len ? (rd_long(r, &vlen) || rd_skip(r, vlen))
+                                           : rd_skip_long(r))
+                                        return GP_AVRO_ERR_DATA;
+                        }
+                        continue;
+                }
                 for (int64_t i = 0; i < count; i++) {
                         int64_t klen;
                         if (is_map && (rd_long(r, &klen) || rd_skip(r, klen)))
@@ -152,7 +207,7 @@ static gp_avro_rc_t skip(const gp_avro_t *av, uint32_t node, rd_t *r, int depth)
         case GP_AV_INT:
         case GP_AV_LONG:
         case GP_AV_ENUM:
-                return rd_long(r, &v) ? GP_AVRO_ERR_DATA : GP_AVRO_OK;
+                return rd_skip_long(r) ? GP_AVRO_ERR_DATA : GP_AVRO_OK;
         case GP_AV_FLOAT:
                 return rd_skip(r, 4) ? GP_AVRO_ERR_DATA : GP_AVRO_OK;
         case GP_AV_DOUBLE:
@@ -189,7 +244,7 @@ static gp_avro_rc_t skip_fields(const gp_avro_t *av, const gp_av_node_t *n, uint
                 case GP_AV_INT:
                 case GP_AV_LONG:
                 case GP_AV_ENUM:
-                        if (rd_long(r, &v))
+                        if (rd_skip_long(r))
                                 return GP_AVRO_ERR_DATA;
                         break;
                 case GP_AV_BYTES:
@@ -211,6 +266,154 @@ static gp_avro_rc_t skip_fields(const gp_avro_t *av, const gp_av_node_t *n, uint
         if ((r->budget -= count) < 0)
                 return GP_AVRO_ERR_LIMIT;
         return GP_AVRO_OK;
+}
+
+/* Skip plans. A record's fields before the path's field, as skip_fields
+ * would step over them, flattened: int, long, enum a varint; string and
+ * bytes a length and bytes; double, float, boolean, fixed a byte count;
+ * a nested record its own fields in line; null nothing; arrays, maps and
+ * unions (their shape depends on the bytes) a call of skip(). COST opens
+ * each plan with the node visits skip_fields and skip would charge the
+ * step budget for the part in line (arrays, maps and unions charge their
+ * own); END closes it. The budget is charged at once, before the bytes
+ * are read: a record over it is refused either way (DATA or LIMIT, both
+ * bad-avro for the extractor), one within it is read the same. */
+enum {
+        GP_AVOP_END = 0,
+        GP_AVOP_COST,
+        GP_AVOP_VARINT,
+        GP_AVOP_LEN,
+        GP_AVOP_FIXED,
+        GP_AVOP_NODE
+};
+
+#define GP_AVRO_MAX_OPS 4096 /* ops over all plans; past it, no plans */
+
+static int plan_op(gp_avro_t *av, uint8_t op, uint32_t arg, int depth) {
+        if (op == GP_AVOP_FIXED && av->n_ops > 0 &&
+            av->ops[av->n_ops - 1].op == GP_AVOP_FIXED &&
+            av->ops[av->n_ops - 1].arg <= UINT32_MAX - arg) {
+                av->ops[av->n_ops - 1].arg += arg; /* adjacent fixed sizes add up */
+                return 0;
+        }
+        if (av->n_ops >= GP_AVRO_MAX_OPS)
+                return -1;
+        if (av->n_ops == av->cap_ops) {
+                uint32_t cap = av->cap_ops ? av->cap_ops * 2 : 32;
+                gp_av_op_t *o = realloc(av->ops, cap * sizeof(*o));
+                if (!o)
+                        return -1;
+                av->ops = o;
+                av->cap_ops = cap;
+        }
+        av->ops[av->n_ops++] = (gp_av_op_t){.arg = arg, .op = op, .depth = (uint8_t)depth};
+        return 0;
+}
+
+/* The first `count` fields of record `rec` as skip_fields(rec, count,
+ * depth) steps over them; *cost gathers the visits charged in line. */
+static int plan_fields(gp_avro_t *av, uint32_t rec, uint32_t count, int depth,
+                       uint64_t *cost) {
+        const gp_av_node_t *n = &av->nodes[rec];
+        *cost += count;
+        for (uint32_t i = 0; i < count; i++) {
+                uint32_t k = av->kids[n->kids + i];
+                const gp_av_node_t *f = &av->nodes[k];
+                int rc = 0;
+                switch ((gp_av_type_t)f->type) {
+                case GP_AV_INT:
+                case GP_AV_LONG:
+                case GP_AV_ENUM:
+                        rc = plan_op(av, GP_AVOP_VARINT, 0, 0);
+                        break;
+                case GP_AV_BYTES:
+                case GP_AV_STRING:
+                        rc = plan_op(av, GP_AVOP_LEN, 0, 0);
+                        break;
+                case GP_AV_DOUBLE:
+                        rc = plan_op(av, GP_AVOP_FIXED, 8, 0);
+                        break;
+                default:
+                        /* skip(k, depth + 1): a visit, then by type */
+                        if (depth + 1 > GP_AVRO_MAX_DEPTH ||
+                            (f->type != GP_AV_NULL && f->type != GP_AV_BOOLEAN &&
+                             f->type != GP_AV_FLOAT && f->type != GP_AV_FIXED &&
+                             f->type != GP_AV_RECORD)) {
+                                rc = plan_op(av, GP_AVOP_NODE, k, depth + 1);
+                                break;
+                        }
+                        *cost += 1;
+                        if (f->type == GP_AV_BOOLEAN)
+                                rc = plan_op(av, GP_AVOP_FIXED, 1, 0);
+                        else if (f->type == GP_AV_FLOAT)
+                                rc = plan_op(av, GP_AVOP_FIXED, 4, 0);
+                        else if (f->type == GP_AV_FIXED)
+                                rc = plan_op(av, GP_AVOP_FIXED, f->n, 0);
+                        else if (f->type == GP_AV_RECORD)
+                                rc = plan_fields(av, k, f->n, depth + 1, cost);
+                }
+                if (rc)
+                        return -1;
+        }
+        return 0;
+}
+
+void gp_avro_plan(gp_avro_t *av) {
+        av->n_ops = 0;
+        for (uint32_t i = 0; i < av->n_nodes; i++)
+                memset(av->nodes[i].plan, 0, sizeof(av->nodes[i].plan));
+        for (uint32_t i = 0; i < av->n_nodes; i++) {
+                gp_av_node_t *n = &av->nodes[i];
+                if (n->type != GP_AV_RECORD)
+                        continue;
+                for (int k = 0; k < av->path_len && k < GP_AVRO_MAX_PATH; k++) {
+                        if (n->step[k] < 0 || (uint32_t)n->step[k] > n->n)
+                                continue;
+                        uint32_t at = av->n_ops;
+                        uint64_t cost = 0;
+                        if (plan_op(av, GP_AVOP_COST, 0, 0) ||
+                            plan_fields(av, i, (uint32_t)n->step[k], 1, &cost) ||
+                            plan_op(av, GP_AVOP_END, 0, 0) || cost > UINT32_MAX)
+                                goto none;
+                        av->ops[at].arg = (uint32_t)cost;
+                        av->nodes[i].plan[k] = at + 1;
+                }
+        }
+        return;
+none: /* no plans: gp_avro_find walks the schema */
+        for (uint32_t i = 0; i < av->n_nodes; i++)
+                memset(av->nodes[i].plan, 0, sizeof(av->nodes[i].plan));
+        av->n_ops = 0;
+}
+
+/* Runs the plan at op (its COST). */
+static gp_avro_rc_t run_plan(const gp_avro_t *av, const gp_av_op_t *op, rd_t *r) {
+        int64_t v;
+        gp_avro_rc_t rc;
+        if ((r->budget -= op->arg) < 0)
+                return GP_AVRO_ERR_LIMIT;
+        for (op++;; op++) {
+                switch (op->op) {
+                case GP_AVOP_VARINT:
+                        if (rd_skip_long(r))
+                                return GP_AVRO_ERR_DATA;
+                        break;
+                case GP_AVOP_LEN:
+                        if (rd_long(r, &v) || rd_skip(r, v))
+                                return GP_AVRO_ERR_DATA;
+                        break;
+                case GP_AVOP_FIXED:
+                        if (rd_skip(r, op->arg))
+                                return GP_AVRO_ERR_DATA;
+                        break;
+                case GP_AVOP_NODE:
+                        if ((rc = skip(av, op->arg, r, op->depth)))
+                                return rc;
+                        break;
+                default: /* END */
+                        return GP_AVRO_OK;
+                }
+        }
 }
 
 gp_avro_rc_t gp_avro_find(const gp_avro_t *av, const void *buf, size_t len,
@@ -239,7 +442,11 @@ gp_avro_rc_t gp_avro_find(const gp_avro_t *av, const void *buf, size_t len,
                         return GP_AVRO_ERR_MISSING; /* an optional record, absent */
                 if (n->type != GP_AV_RECORD || n->step[k] < 0)
                         return GP_AVRO_ERR_MISSING;
-                if ((rc = skip_fields(av, n, (uint32_t)n->step[k], &r, 1)))
+                if (n->plan[k] && av->ops)
+                        rc = run_plan(av, &av->ops[n->plan[k] - 1], &r);
+                else
+                        rc = skip_fields(av, n, (uint32_t)n->step[k], &r, 1);
+                if (rc)
                         return rc;
                 node = av->kids[n->kids + n->step[k]];
         }

@@ -59,7 +59,19 @@ typedef struct gp_av_node {
                         * UNION: branches */
         uint32_t kids; /* RECORD, UNION: first index into gp_avro_t.kids;
                         * ARRAY: the items node; MAP: the values node */
+        /* RECORD with step[k] >= 0: 1 + the index in gp_avro_t.ops of the
+         * skip plan of its fields before step[k] (gp_avro_plan), or 0. */
+        uint32_t plan[GP_AVRO_MAX_PATH];
 } gp_av_node_t;
+
+/* One step of a skip plan: the fields a record has before the path's
+ * field, flattened (nested records spelled out), so that gp_avro_find
+ * steps over them without a walk of the schema per record. */
+typedef struct gp_av_op {
+        uint32_t arg;  /* COST: node visits to charge; FIXED: bytes; NODE: node */
+        uint8_t op;    /* GP_AVOP_* (gate/avro.c) */
+        uint8_t depth; /* NODE: the nesting it is skipped at */
+} gp_av_op_t;
 
 /* A compiled schema and event-time path. Built with gp_avro_add_node and
  * gp_avro_add_kids; released with gp_avro_free. */
@@ -69,7 +81,9 @@ typedef struct gp_avro {
         uint32_t *kids;
         uint32_t n_kids, cap_kids;
         uint32_t root;
-        int path_len; /* 1..GP_AVRO_MAX_PATH */
+        int path_len;    /* 1..GP_AVRO_MAX_PATH */
+        gp_av_op_t *ops; /* the skip plans, or NULL (then the walk) */
+        uint32_t n_ops, cap_ops;
 } gp_avro_t;
 
 /* A new node of `type`, its steps all -1; its index, or -1 (out of memory
@@ -80,6 +94,13 @@ int64_t gp_avro_add_node(gp_avro_t *av, gp_av_type_t type);
 int64_t gp_avro_add_kids(gp_avro_t *av, uint32_t n);
 
 void gp_avro_free(gp_avro_t *av);
+
+/* Once the table and path_len are complete: the skip plans of the records
+ * on the path (gp_av_node_t.plan), which let gp_avro_find skip fields
+ * without walking the schema. Best effort: without them (out of memory,
+ * or a plan past its size cap) gp_avro_find walks the schema, with the
+ * same answers. */
+void gp_avro_plan(gp_avro_t *av);
 
 /* What gp_avro_find found. */
 typedef enum {

@@ -148,11 +148,25 @@ GP_HOT size_t scan_number(const char *d, size_t len, size_t i) {
                 i++;
         if (i >= len || !(CLS(d[i]) & C_DIG))
                 return 0;
-        if (d[i] == '0')
+        if (d[i] == '0') {
                 i++;
-        else
+        } else {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                /* eight digits at a time (as gate/timeparse.c reads them) */
+                while (len - i >= 8) {
+                        uint64_t w;
+                        memcpy(&w, d + i, 8);
+                        if (((w & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
+                             (((w + UINT64_C(0x0606060606060606)) &
+                               UINT64_C(0xF0F0F0F0F0F0F0F0)) >>
+                              4)) != UINT64_C(0x3333333333333333))
+                                break;
+                        i += 8;
+                }
+#endif
                 while (i < len && (CLS(d[i]) & C_DIG))
                         i++;
+        }
         if (i < len && d[i] == '.') {
                 i++;
                 if (i >= len || !(CLS(d[i]) & C_DIG))

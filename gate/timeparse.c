@@ -36,9 +36,29 @@ static int out_of_range(const char **why) {
         return GP_PARSE_RANGE;
 }
 
-static int is_digit(char c) {
+static inline int is_digit(char c) {
         return c >= '0' && c <= '9';
 }
+
+/* Eight ASCII digits in a little-endian word (byte 0 the first): whether
+ * they are all '0'-'9' (no byte carries into the next unless a byte
+ * already failed the high-nibble test), and their value. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define GP_SWAR8 1
+static inline int eight_digits(uint64_t w) {
+        return ((w & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
+                (((w + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >> 4)) ==
+               UINT64_C(0x3333333333333333);
+}
+
+static inline uint64_t eight_value(uint64_t w) {
+        w = (w & UINT64_C(0x0F0F0F0F0F0F0F0F)) * 2561 >> 8;
+        w = (w & UINT64_C(0x00FF00FF00FF00FF)) * 6553601 >> 16;
+        return (w & UINT64_C(0x0000FFFF0000FFFF)) * UINT64_C(42949672960001) >> 32;
+}
+#else
+#define GP_SWAR8 0
+#endif
 
 /* Reads -?(0|[1-9][0-9]*) from s[*i..len) into a magnitude check that keeps
  * int64 range; advances *i past the digits. */
@@ -55,7 +75,30 @@ static int read_int(const char *s, size_t len, size_t *i, int64_t *out, const ch
                 return fail(why, "not a number");
         if (s[p] == '0' && p + 1 < len && is_digit(s[p + 1]))
                 return fail(why, "leading zero");
-        /* Accumulate negatively: -INT64_MIN does not fit, INT64_MIN does. */
+        /* Up to 18 digits cannot overflow: no check per digit, and eight
+         * at a time where a word can be read as eight bytes in order. */
+        size_t lim = len - p > 18 ? p + 18 : len;
+        uint64_t u = 0;
+        size_t q = p;
+#if GP_SWAR8
+        while (lim - q >= 8) {
+                uint64_t w;
+                memcpy(&w, s + q, 8);
+                if (!eight_digits(w))
+                        break;
+                u = u * 100000000 + eight_value(w);
+                q += 8;
+        }
+#endif
+        for (; q < lim && is_digit(s[q]); q++)
+                u = u * 10 + (uint64_t)(s[q] - '0');
+        if (q == len || !is_digit(s[q])) {
+                *out = neg ? -(int64_t)u : (int64_t)u;
+                *i = q;
+                return 0;
+        }
+        /* 19 digits or more: accumulate negatively, -INT64_MIN does not
+         * fit, INT64_MIN does. */
         int64_t v = 0;
         for (; p < len && is_digit(s[p]); p++) {
                 int d = s[p] - '0';

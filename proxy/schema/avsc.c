@@ -388,6 +388,8 @@ gp_errcode_t gp_avsc_compile(const char *json, size_t len, const gp_extract_t *x
         if (root >= 0) {
                 out->root = (uint32_t)root;
                 rc = check_path(out, x, err);
+                if (rc == GP_OK)
+                        gp_avro_plan(out);
         } else {
                 rc = c.code;
         }
