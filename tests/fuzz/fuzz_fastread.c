@@ -42,9 +42,9 @@
         } while (0)
 
 static const char *const json_specs[] = {
-        "json:ts",          "json:meta.ts",         "json:[0]",          "json:a[1].ts",
-        "json:$.event.time", "json:a.b.c.d.e.f.g.h", "json:a\\b",         "json:a\"b",
-        "json:[2][0]",      "json:k.\\u0074s",      "json:meta.ts.x",    "json:$[1].ts",
+        "json:ts",           "json:meta.ts",         "json:[0]",       "json:a[1].ts",
+        "json:$.event.time", "json:a.b.c.d.e.f.g.h", "json:a\\b",      "json:a\"b",
+        "json:[2][0]",       "json:k.\\u0074s",      "json:meta.ts.x", "json:$[1].ts",
 };
 #define NJ (sizeof json_specs / sizeof json_specs[0])
 
@@ -238,7 +238,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                               a.has_escapes == b.has_escapes);
         } else {
                 size_t k = (size_t)(data[0] - 0x80) % NS;
-                gp_record_view_t r = {.value = v, .value_len = n, .kafka_ts = 1, .avro = &avs[k]};
+                gp_record_view_t r = {
+                        .value = v, .value_len = n, .kafka_ts = 1, .avro = &avs[k]};
                 same_extract(&xs[k], &r);
                 r.avro = &walk[k];
                 same_extract(&xs[k], &r);

@@ -217,7 +217,7 @@ static gp_avro_rc_t skip_fields(const gp_avro_t *av, const gp_av_node_t *n, uint
 }
 
 gp_avro_rc_t ref_avro_find(const gp_avro_t *av, const void *buf, size_t len,
-                          gp_avro_val_t *out) {
+                           gp_avro_val_t *out) {
         const uint8_t *b = buf ? buf : (const uint8_t *)"";
         /* A budget of node visits that no honest record of this length
          * needs: items of zero bytes are the only way past it. */
@@ -276,7 +276,7 @@ gp_avro_rc_t ref_avro_find(const gp_avro_t *av, const void *buf, size_t len,
 }
 
 int ref_avro_frame(const void *buf, size_t len, uint32_t *id, const uint8_t **body,
-                  size_t *body_len) {
+                   size_t *body_len) {
         const uint8_t *b = buf;
         if (!b || len < 5 || b[0] != 0)
                 return -1;

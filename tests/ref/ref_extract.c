@@ -36,7 +36,7 @@ static int avro_path(gp_extract_t *x, const char *s, char *err, size_t errlen) {
 }
 
 int ref_extract_compile(gp_extract_t *x, const char *spec, gp_unit_t unit, char *err,
-                       size_t errlen) {
+                        size_t errlen) {
         memset(x, 0, sizeof(*x));
         x->unit = unit;
         if (!strcmp(spec, "kafka-timestamp")) {
@@ -134,7 +134,8 @@ static int from_avro(const gp_extract_t *x, const gp_record_view_t *r, int64_t *
         }
 }
 
-int ref_extract_ts(const gp_extract_t *x, const gp_record_view_t *r, int64_t *ts, gp_bad_t *b) {
+int ref_extract_ts(const gp_extract_t *x, const gp_record_view_t *r, int64_t *ts,
+                   gp_bad_t *b) {
         gp_jval_t v;
 
         switch (x->kind) {

@@ -282,7 +282,7 @@ static int parse_seconds(const char *s, size_t len, int64_t *out_ms, const char 
 }
 
 int ref_time_parse(const char *s, size_t len, gp_unit_t unit, int64_t *out_ms,
-                  const char **why) {
+                   const char **why) {
         int64_t v;
         if (!s || len == 0)
                 return fail(why, "empty");
