@@ -57,7 +57,8 @@ static const struct {
          GP_BAD_NONE, 3},
         {"json:ts", "{\"a\":\"\\\"ts\\\":1\",\"ts\":2}", GP_UNIT_MS, GP_BAD_NONE, 2},
         {"json:ts", "{\"a\":\"{\\\"ts\\\":1}\"}", GP_UNIT_MS, GP_BAD_FIELD_MISSING, 0},
-        {"json:ts", "{\"a\":[\"ts\",{\"ts\":1}],\"b\":2}", GP_UNIT_MS, GP_BAD_FIELD_MISSING, 0},
+        {"json:ts", "{\"a\":[\"ts\",{\"ts\":1}],\"b\":2}", GP_UNIT_MS, GP_BAD_FIELD_MISSING,
+         0},
         /* escaped quotes and backslashes before the field */
         {"json:ts", "{\"a\\\\\":\"x\\\\\",\"b\\\"\":\"q\\\"\",\"ts\":3}", GP_UNIT_MS,
          GP_BAD_NONE, 3},
@@ -294,7 +295,8 @@ Test(fastread, avro_rows) {
                 uint8_t *body = malloc(n ? n : 1);
                 cr_assert_not_null(body);
                 memcpy(body, tmp, n);
-                gp_record_view_t r = {.value = body, .value_len = n, .kafka_ts = 1, .avro = &av};
+                gp_record_view_t r = {
+                        .value = body, .value_len = n, .kafka_ts = 1, .avro = &av};
                 snprintf(what, sizeof what, "row %zu (plan): %s", i, avro_rows[i].body);
                 check(&x, &r, avro_rows[i].code, avro_rows[i].ts, what);
                 /* the same without the plans: the schema walk */
@@ -314,8 +316,9 @@ Test(fastread, plan_shape) {
         gp_extract_t x;
         gp_avro_t av;
         gp_err_t err;
-        cr_assert_eq(gp_extract_compile(&x, "avro:meta.ts", GP_UNIT_MS, err.msg, sizeof err.msg),
-                     0);
+        cr_assert_eq(
+                gp_extract_compile(&x, "avro:meta.ts", GP_UNIT_MS, err.msg, sizeof err.msg),
+                0);
         cr_assert_eq(gp_avsc_compile(ORDER, strlen(ORDER), &x, &av, &err), GP_OK, "%s",
                      err.msg);
         const gp_av_node_t *root = &av.nodes[av.root];
