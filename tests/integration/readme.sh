@@ -8,7 +8,9 @@
 # README gives it and creates the topic with gp-admin. Then the tally: the
 # README's own count loop prints both colours filled, adding up to every
 # record produced, and the checker finds every record once, on its side of
-# T; the proxy stopped by the README's kill exits 0.
+# T; the proxy stopped by the README's kill exits 0, and the status after it
+# says so. Then the same configuration started twice: the second start says
+# that the first runs.
 source "$(dirname "$0")/lib.sh"
 : "${GP_ADMIN:?run through ctest}"
 command -v kcat >/dev/null || fail "kcat not found (apt-get install kcat)"
@@ -84,7 +86,6 @@ exec "$GP_ADMIN" --bootstrap "\$b" create "\$t" "\$n"
 EOF
 chmod +x "$WORK/bin/kafka-topics.sh"
 
-echo "wait %gate-proxy && rc=0 || rc=\$?; echo \"proxy-exit=\$rc\"" >>"$WORK/walk.sh"
 rc=0
 (cd "$WORK/walk" && PATH="$WORK/bin:$PATH" timeout 300 bash "$WORK/walk.sh") >"$WORK/walk.out" 2>&1 || rc=$?
 cp "$WORK/walk/$N.log" "$WORK/proxy.log" 2>/dev/null || true
@@ -93,7 +94,7 @@ sed 's/^/  | /' "$WORK/walk.out"
 [ $rc -eq 0 ] || fail "the README's steps failed (exit $rc)"
 ! grep -q "Sanitizer\|runtime error" "$WORK/proxy.log" || fail "a sanitizer report in the proxy's log"
 grep -q "^CLEAR_TO_TEARDOWN: " "$WORK/walk.out" || fail "cutover --wait did not reach CLEAR_TO_TEARDOWN"
-grep -qx "proxy-exit=0" "$WORK/walk.out" || fail "the proxy stopped by the README's kill did not exit 0"
+grep -qx "gate-proxy exited 0" "$WORK/walk.out" || fail "the proxy stopped by the README's kill did not exit 0"
 
 # the README's count loop: both colours filled, every record produced
 blue=$(sed -n 's/^blue \([0-9]*\)$/\1/p' "$WORK/walk.out")
@@ -103,6 +104,35 @@ total=$(grep -o 'seq 1 [0-9]*' "$WORK/walk.sh" | head -n 1 | cut -d' ' -f3)
 [ "$blue" -gt 0 ] && [ "$green" -gt 0 ] || fail "a colour stayed empty: blue=$blue green=$green"
 [ $((blue + green)) -eq "$total" ] || fail "blue=$blue + green=$green is not the $total produced"
 say "the README's count: blue=$blue green=$green of $total"
+
+grep -q "heartbeat=.* (the proxy stopped at " "$WORK/walk.out" \
+  || fail "the README's status after the stop does not say the proxy stopped"
+say "status after the README's kill: the proxy stopped"
+
+# Started again on the same configuration: nothing said of another proxy
+# (the map says the last one stopped); a second one started by mistake is
+# told that the first runs and will be fenced.
+cd "$WORK/walk"
+"$GP_BIN" run -c "$N.conf" >"$WORK/again1.log" 2>&1 &
+A1=$!
+ON_EXIT="kill -9 $A1 2>/dev/null; $ON_EXIT"
+for _ in $(seq 1 300); do
+  grep -q "routing 1 topic" "$WORK/again1.log" && [ -z "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"].get("gate-proxy.stopped",""))' "$N-configmap.json")" ] && break
+  sleep 0.1
+done
+grep -q "routing 1 topic" "$WORK/again1.log" || { cat "$WORK/again1.log"; fail "the proxy did not start again"; }
+! grep -q "seems to run" "$WORK/again1.log" || fail "a start after a clean stop warned of another proxy"
+"$GP_BIN" run -c "$N.conf" >"$WORK/again2.log" 2>&1 &
+A2=$!
+ON_EXIT="kill -9 $A2 2>/dev/null; $ON_EXIT"
+for _ in $(seq 1 300); do grep -q "seems to run" "$WORK/again2.log" && break; sleep 0.1; done
+grep -q "another gate-proxy of pipeline $N seems to run (or was killed seconds ago): $N-configmap.json has its heartbeat [0-9.]* s old and no clean stop since. This one takes its place" "$WORK/again2.log" \
+  || { cat "$WORK/again2.log"; fail "a second proxy of the pipeline said nothing of the first"; }
+kill $A2 $A1
+wait $A2 || fail "the second proxy did not stop with 0"
+wait $A1 || true # fenced (3) or stopped (0), whichever came first
+cd - >/dev/null
+say "started again: no warning after the clean stop; a second instance warned of the first"
 
 T=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"]["watermark-toggle-value"])' "$WORK/cm.json")
 check "$N" --cutoff "$T" --old blue --dlq "$N.dlq"
