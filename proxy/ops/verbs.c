@@ -227,7 +227,7 @@ int gp_ops_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
 
 int gp_ops_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
         int64_t end = gp_mono_ms() + timeout_ms;
-        char last[1100] = "";
+        char last[1100] = "", drained[600] = "", live[128] = "";
         while (gp_mono_ms() < end) {
                 gp_err_t err;
                 gp_cm_t *cm = gp_ctl_load(ctl, &err);
@@ -246,6 +246,8 @@ int gp_ops_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
                         /* What CLEAR_TO_TEARDOWN waits for besides the
                          * watermark: the old job's consumer group. */
                         const char *drain = gp_cm_get(cm, GP_KEY_DRAIN);
+                        snprintf(drained, sizeof(drained), "%s", drain ? drain : "");
+                        liveness(cm, live, sizeof(live));
                         if (!done && drain && *drain) {
                                 size_t at = strlen(line);
                                 snprintf(line + at, sizeof(line) - at, "\n  %s", drain);
@@ -266,10 +268,26 @@ int gp_ops_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
                 }
                 gp_sleep_ms(200);
         }
-        if (!quiet)
+        if (quiet)
+                return 1;
+        /* Why not, as far as the map tells. */
+        if (*drained)
                 fprintf(stderr,
                         "gate-proxy cutover: no CLEAR_TO_TEARDOWN within %" PRId64
-                        " s; is the proxy running? (`gate-proxy status`)\n",
+                        " s; the last drain check: %s (the old job has to consume "
+                        "what was routed to its colour, in the group "
+                        "gate.drain.group.<colour> names)\n",
+                        timeout_ms / 1000, drained);
+        else if (*live)
+                fprintf(stderr,
+                        "gate-proxy cutover: no CLEAR_TO_TEARDOWN within %" PRId64
+                        " s: %s; start the proxy (`gate-proxy run`)\n",
+                        timeout_ms / 1000, live);
+        else
+                fprintf(stderr,
+                        "gate-proxy cutover: no CLEAR_TO_TEARDOWN within %" PRId64
+                        " s; the proxy runs: `gate-proxy status` shows its watermark "
+                        "against T\n",
                         timeout_ms / 1000);
         return 1;
 }

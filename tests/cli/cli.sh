@@ -87,6 +87,8 @@ set_key gate-proxy.stopped 2026-01-02T03:04:05.678Z
 expect 0 "(the proxy stopped at 2026-01-02T03:04:05.678Z)" "$GP_BIN" status --control "$M"
 expect 0 "note: the proxy stopped at 2026-01-02T03:04:05.678Z; the transition starts once" \
   "$GP_BIN" cutover --control "$M" --to blue
+expect 1 "no CLEAR_TO_TEARDOWN within 1 s: the proxy stopped at 2026-01-02T03:04:05.678Z; start the proxy" \
+  "$GP_BIN" cutover --control "$M" --to blue --force --wait --timeout 1
 set_key gate-proxy.stopped ""
 say "status and cutover: a stopped proxy said so"
 
@@ -108,6 +110,8 @@ expect 0 "^drain       waiting for group j-green to consume s.green: 1 of 3 part
   "$GP_BIN" status --control "$M"
 expect 1 "^  waiting for group j-green to consume s.green: 1 of 3 partitions drained, lag 40" \
   "$GP_BIN" cutover --control "$M" --to blue --force --wait --timeout 1
+grep -q "no CLEAR_TO_TEARDOWN within 1 s; the last drain check: waiting for group j-green" "$W/out" \
+  || { cat "$W/out"; fail "the --wait timeout does not say that it waited for the drain group"; }
 set_key gate-proxy.drain ""
 "$GP_BIN" abort --control "$M" >/dev/null && "$GP_BIN" finish --control "$M" >/dev/null || fail "abort, finish"
 say "a drain group waited for: status and cutover --wait say so"
