@@ -185,8 +185,11 @@ static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
                 gp_drainer_said(p->drain, p->cgate.old_c, drain, sizeof drain);
         gp_status_set(&st, GP_KEY_DRAIN, "%s", drain);
         if (p->members) {
-                char mb[GP_STATUS_VALUE_MAX];
-                members_status(p, mb, sizeof mb);
+                /* A stopped member's view of the group is old news; a
+                 * running one writes its own within the interval. */
+                char mb[GP_STATUS_VALUE_MAX] = "";
+                if (!p->stopped)
+                        members_status(p, mb, sizeof mb);
                 gp_status_set(&st, GP_KEY_MEMBERS, "%s", mb);
         }
         gp_status_post(p->status, &st);
