@@ -41,6 +41,13 @@
  * the old colour's group has yet to commit ("" when unknown or not
  * waiting). */
 #define GP_KEY_DRAIN_LAG "gate-proxy.drain-lag"
+/* When the proxy that wrote the map last stopped cleanly (SIGTERM, SIGINT,
+ * its open transaction committed): the time, "" while one runs. */
+#define GP_KEY_STOPPED "gate-proxy.stopped"
+/* During a transition with gate.drain.group.<old colour>: what the last
+ * check of that group found ("waiting for group G to consume S.blue: 2 of
+ * 3 partitions drained, lag 40"), "" otherwise. */
+#define GP_KEY_DRAIN "gate-proxy.drain"
 /* gate.membership=group: the members of the pipeline's consumer group as
  * the writing instance last saw them ("3: client/host=4, ...": client id,
  * host, partitions assigned), "" when unknown or not in a group. */

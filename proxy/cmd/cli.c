@@ -71,7 +71,11 @@ static const char *usage_run =
         "  gate.source.topics=orders\n"
         "  control.file=/var/run/gate-proxy/orders-configmap.json\n"
         "or, with the map in Kubernetes, instead of control.file:\n"
-        "  control.k8s.configmap=orders-bluegreen-configmap\n"
+        "  control.k8s.configmap=orders-configmap\n"
+        "The source topics must exist (Kafka's kafka-topics.sh --create makes them);\n"
+        "with gate.topics.create=true the proxy creates its colour topics. A second\n"
+        "run of the same pipeline takes the first one's place (the first is fenced,\n"
+        "exit 3) unless gate.membership=group, where it joins as one more member.\n"
         "\n"
         "Exit codes: 0 stopped cleanly; 1 fatal Kafka error (restart it); 2 bad\n"
         "command line or configuration; 3 fenced by a newer instance with the same\n"
@@ -280,11 +284,6 @@ static int cmd_run(int argc, char **argv) {
                 goto fail;
         gp_log_set_level(conf.log_level);
         gp_log_set_format(!strcmp(conf.log_format, "json"), conf.pipeline);
-        char warning[400];
-        gp_conf_drain_warning(&conf, warning, sizeof(warning));
-        if (*warning)
-                gp_warn("%s", warning);
-
         /* The threads gp_proxy_new starts (watch, fetch wake-up; librdkafka
          * blocks signals in its own) inherit a mask with SIGTERM and SIGINT
          * blocked, so both reach this thread's handler only. A write to a
@@ -308,6 +307,11 @@ static int cmd_run(int argc, char **argv) {
                 goto fail;
         }
         running = p;
+        /* Said once the configuration is known to be good. */
+        char warning[400];
+        gp_conf_drain_warning(&conf, warning, sizeof(warning));
+        if (*warning)
+                gp_warn("%s", warning);
         struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);
         sigaction(SIGTERM, &sa, NULL);

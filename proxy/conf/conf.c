@@ -710,7 +710,7 @@ gp_errcode_t gp_conf_finalize(gp_conf_t *conf, gp_err_t *err) {
         if (!conf->control_file && !conf->k8s_configmap)
                 return bad(err, "control.file or control.k8s.configmap: one is required (e.g. "
                                 "control.file=/var/lib/gate-proxy/bluegreen.json, or "
-                                "control.k8s.configmap=orders-bluegreen-configmap)");
+                                "control.k8s.configmap=orders-configmap)");
         char at[620];
         if (conf->control_file && conf->k8s_configmap)
                 return bad(err,
@@ -797,8 +797,8 @@ void gp_conf_drain_warning(const gp_conf_t *conf, char *buf, size_t len) {
         }
         snprintf(buf, len,
                  "no drain check for %s (gate.drain.group.%s unset): CLEAR_TO_TEARDOWN "
-                 "follows the watermark alone, so the old job may be stopped before it has "
-                 "processed and committed its last records, and the next job of its colour "
-                 "reads them again or never; set it to the job's consumer group",
+                 "may come before the old job has committed its last records, and the next "
+                 "job of its colour reads them again or never; set it to the job's consumer "
+                 "group",
                  off, strchr(off, ' ') ? "blue/.green" : off);
 }

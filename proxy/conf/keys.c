@@ -194,7 +194,7 @@ static gp_errcode_t check_configmap_name(const char *v, gp_err_t *err) {
                 return gp_err_set(
                         err, GP_ERR_INVALID,
                         "expected a ConfigMap name: lower-case letters, digits, '-' and "
-                        "'.', at most 253, e.g. orders-bluegreen-configmap");
+                        "'.', at most 253, e.g. orders-configmap");
         return GP_OK;
 }
 
@@ -771,7 +771,7 @@ const prop_t gp_conf_props[] = {
                  "control.k8s.configmap. Example: /var/lib/gate-proxy/bluegreen.json."},
         {.name = "control.k8s.configmap",
          .type = PT_STR,
-         .example = "orders-bluegreen-configmap",
+         .example = "orders-configmap",
          .optional = true,
          .unset = "the map is a local file (control.file)",
          .check = check_configmap_name,

@@ -245,9 +245,17 @@ static gp_errcode_t f_create(void *be, const gp_kv_t *data, size_t n, bool repla
                 }
                 unlink(f->path);
         }
-        /* Written anew, with the mode and owner of the file it replaces. */
-        return locked_update(f->path, NULL, data, n, "gate-proxy-configmap", had ? &st : NULL,
-                             err);
+        /* Written anew, with the mode and owner of the file it replaces,
+         * named after the file (orders-configmap.json: orders-configmap). */
+        char name[256];
+        const char *base = strrchr(f->path, '/');
+        base = base ? base + 1 : f->path;
+        size_t len = strlen(base);
+        if (len > 5 && !strcmp(base + len - 5, ".json"))
+                len -= 5;
+        snprintf(name, sizeof(name), "%.*s", (int)(len < 255 ? len : 255), base);
+        return locked_update(f->path, NULL, data, n, *name ? name : "gate-proxy-configmap",
+                             had ? &st : NULL, err);
 }
 
 static const gp_ctl_ops_t file_ops = {

@@ -29,7 +29,7 @@ gp_status_t *gp_status_new(const gp_conf_t *conf, gp_err_t *err);
 void gp_status_destroy(gp_status_t *s);
 /* One status to write: its keys by name (static strings, in the order
  * first set), each with its value. */
-#define GP_STATUS_KEYS      16
+#define GP_STATUS_KEYS      20
 #define GP_STATUS_VALUE_MAX 520
 typedef struct gp_status_kv {
         size_t n;

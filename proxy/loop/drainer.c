@@ -31,9 +31,10 @@ struct gp_drainer {
         bool have; /* done holds the last finished check */
         tlist_t done;
         bool drained;
-        int64_t next;   /* mono ms: no check starts before */
-        char msg[512];  /* the progress last logged (the thread's) */
-        int64_t lag[2]; /* per colour: the last check's lag, -1: unknown */
+        int64_t next;      /* mono ms: no check starts before */
+        char msg[512];     /* the progress last logged (the thread's) */
+        int64_t lag[2];    /* per colour: the last check's lag, -1: unknown */
+        char said[2][512]; /* per colour: the last check's msg, "" when unknown */
 };
 
 static bool same(const tlist_t *a, gp_colour_t old, const gp_drain_target_t *t, size_t n) {
@@ -195,6 +196,7 @@ static bool check(gp_drainer_t *d, const tlist_t *a) {
         bool drained = ok && done == l->cnt;
         pthread_mutex_lock(&d->w.lock);
         d->lag[a->old] = ok ? lag : -1;
+        snprintf(d->said[a->old], sizeof(d->said[a->old]), "%s", msg);
         pthread_mutex_unlock(&d->w.lock);
         rd_kafka_topic_partition_list_destroy(l);
         free(p);
@@ -297,6 +299,15 @@ bool gp_drainer_ask(gp_drainer_t *d, gp_colour_t old, const gp_drain_target_t *t
         }
         pthread_mutex_unlock(&d->w.lock);
         return v;
+}
+
+void gp_drainer_said(gp_drainer_t *d, gp_colour_t c, char *buf, size_t len) {
+        buf[0] = '\0';
+        if (!d)
+                return;
+        pthread_mutex_lock(&d->w.lock);
+        snprintf(buf, len, "%s", d->said[c]);
+        pthread_mutex_unlock(&d->w.lock);
 }
 
 int64_t gp_drainer_lag(gp_drainer_t *d, gp_colour_t c) {

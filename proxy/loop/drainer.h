@@ -49,5 +49,9 @@ bool gp_drainer_ask(gp_drainer_t *d, gp_colour_t old, const gp_drain_target_t *t
  * finished check (0: drained), -1 when unknown (no group, no check yet,
  * or the last check failed). Any thread; d may be NULL. */
 int64_t gp_drainer_lag(gp_drainer_t *d, gp_colour_t c);
+/* What the last finished check of colour c's drain group found, as the
+ * proxy logged it ("waiting for group G to consume S.blue: 2 of 3
+ * partitions drained, lag 40"); "" before any. Any thread; d may be NULL. */
+void gp_drainer_said(gp_drainer_t *d, gp_colour_t c, char *buf, size_t len);
 
 #endif

@@ -136,6 +136,7 @@ struct gp_proxy {
         gp_lag_t *lags; /* per partition, under lock; n_pptrs of them */
         size_t n_lags;
         char drain_warning[400]; /* gate-proxy.warning: a colour without a drain check */
+        bool stopped;            /* a clean stop: the last status says so */
         int64_t txn_begin;       /* gp_mono_ms() when the open window began, -1: none */
         int64_t txn_timeout_ms;  /* the producer's effective transaction.timeout.ms */
 

@@ -42,6 +42,11 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
                            : level <= 4 ? GP_LOG_WARN
                            : level <= 6 ? GP_LOG_INFO
                                         : GP_LOG_DEBUG;
+        /* A broker's coordinator still loading (a fresh broker, a moved
+         * coordinator) is retried by librdkafka itself; what does not
+         * recover comes back as an error of the call. */
+        if (l == GP_LOG_WARN && strstr(buf, "load in progress: retrying"))
+                l = GP_LOG_DEBUG;
         gp_log(l, "librdkafka %s: %s", fac, buf);
 }
 

@@ -176,11 +176,20 @@ static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
         gp_status_set(&st, GP_KEY_ABORTED_ROUTED, "%" PRIu64, s.aborted_routed);
         gp_status_set(&st, GP_KEY_ERROR, "%s", current_error(p));
         gp_status_set(&st, GP_KEY_HEARTBEAT, "%s", hb);
-        gp_status_set(&st, GP_KEY_WARNING, "%s", p->drain_warning);
+        /* A stopped proxy warns of nothing; the map says when it stopped. */
+        gp_status_set(&st, GP_KEY_WARNING, "%s", p->stopped ? "" : p->drain_warning);
+        gp_status_set(&st, GP_KEY_STOPPED, "%s", p->stopped ? hb : "");
         set_opt(&st, GP_KEY_DRAIN_LAG, dl >= 0, dl);
+        char drain[GP_STATUS_VALUE_MAX] = "";
+        if (p->cgate.phase == GP_PHASE_SPLIT)
+                gp_drainer_said(p->drain, p->cgate.old_c, drain, sizeof drain);
+        gp_status_set(&st, GP_KEY_DRAIN, "%s", drain);
         if (p->members) {
-                char mb[GP_STATUS_VALUE_MAX];
-                members_status(p, mb, sizeof mb);
+                /* A stopped member's view of the group is old news; a
+                 * running one writes its own within the interval. */
+                char mb[GP_STATUS_VALUE_MAX] = "";
+                if (!p->stopped)
+                        members_status(p, mb, sizeof mb);
                 gp_status_set(&st, GP_KEY_MEMBERS, "%s", mb);
         }
         gp_status_post(p->status, &st);
@@ -618,6 +627,48 @@ static bool reach_brokers(gp_proxy_t *p) {
         return false;
 }
 
+/* At start, what the map says of another instance of the pipeline: a
+ * heartbeat this fresh with no clean stop after it is a proxy that runs
+ * (or one killed seconds ago). Said once, with what will happen. */
+static void say_others(gp_proxy_t *p) {
+        const gp_cm_t *cm = gp_ctl_document(p->ctl);
+        const char *hb = cm ? gp_cm_get(cm, GP_KEY_HEARTBEAT) : NULL;
+        const char *stopped = cm ? gp_cm_get(cm, GP_KEY_STOPPED) : NULL, *why;
+        int64_t t;
+        if (!hb || !*hb || (stopped && *stopped) ||
+            gp_time_parse(hb, strlen(hb), GP_UNIT_MS, &t, &why))
+                return;
+        int64_t age = gp_now_ms() - t;
+        if (age > 3 * p->conf->status_interval_ms + 5000)
+                return;
+        double s = (double)(age > 0 ? age : 0) / 1000.0;
+        if (p->group) {
+                const char *mb = gp_cm_get(cm, GP_KEY_MEMBERS);
+                gp_info("%s has a heartbeat %.1f s old: instances of pipeline %s run (members "
+                        "%s); this one joins group %s as one more member, and the source "
+                        "partitions are shared out again among all of them",
+                        gp_ctl_describe(p->ctl), s, p->conf->pipeline, mb && *mb ? mb : "?",
+                        p->conf->group_id);
+        } else if (!p->eos)
+                gp_warn("another gate-proxy of pipeline %s seems to run (or was killed "
+                        "seconds ago): %s has its heartbeat %.1f s old and no clean stop "
+                        "since. Without transactions nothing "
+                        "fences either: both would route every record. Stop one of them; "
+                        "several instances of one pipeline share its partitions with "
+                        "gate.membership=group",
+                        p->conf->pipeline, gp_ctl_describe(p->ctl), s);
+        else
+                gp_warn("another gate-proxy of pipeline %s seems to run (or was killed "
+                        "seconds ago): %s has its heartbeat %.1f s old and no clean stop "
+                        "since. This one takes its place "
+                        "(transactional.id %s): the other is fenced at its next commit and "
+                        "exits 3. If that is not what you want, stop this one; several "
+                        "instances of one pipeline share its partitions with "
+                        "gate.membership=group",
+                        p->conf->pipeline, gp_ctl_describe(p->ctl), s,
+                        p->conf->transactional_id);
+}
+
 int gp_proxy_run(gp_proxy_t *p) {
         gp_err_t err;
         int code = GP_EXIT_OK;
@@ -648,6 +699,7 @@ int gp_proxy_run(gp_proxy_t *p) {
         }
         if (p->stop)
                 return GP_EXIT_OK;
+        say_others(p);
 
         /* 2. Brokers, topics, transactions, checkpoint, assignment. */
         if (!reach_brokers(p))
@@ -731,7 +783,9 @@ int gp_proxy_run(gp_proxy_t *p) {
         if (p->refused)
                 refuse_end(p);
         if (code == GP_EXIT_OK) {
-                /* What the last commit decided, and a last status. */
+                /* What the last commit decided, and a last status that
+                 * says the proxy stopped. */
+                p->stopped = true;
                 status_task(p, gp_now_ms());
                 if (gp_status_flush(p->status, FLUSH_MS))
                         gp_warn("the last status and decisions were not written to %s "

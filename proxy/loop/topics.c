@@ -129,8 +129,8 @@ static int create_topic(gp_proxy_t *p, const char *name, int n, int grow, gp_err
         rd_kafka_AdminOptions_destroy(o);
         rd_kafka_queue_destroy(q);
         if (rc == 0)
-                gp_log_at(GP_LOG_INFO, name, -1, "%s topic %s with %d partitions",
-                          grow ? "grew" : "created", name, n);
+                gp_log_at(GP_LOG_INFO, name, -1, "%s topic %s with %d partition%s",
+                          grow ? "grew" : "created", name, n, n == 1 ? "" : "s");
         return rc;
 }
 
@@ -222,7 +222,11 @@ gp_errcode_t gp_topics_setup(gp_proxy_t *p, gp_err_t *err) {
                 if (n <= 0) {
                         if (n == 0)
                                 gp_err_set(err, GP_ERR_NOT_FOUND,
-                                           "source topic %s does not exist", t->name);
+                                           "source topic %s does not exist; create it "
+                                           "(kafka-topics.sh --bootstrap-server BROKER "
+                                           "--create --topic %s --partitions N) or name "
+                                           "an existing one in gate.source.topics",
+                                           t->name, t->name);
                         return gp_err_code(err);
                 }
                 for (int c = 0; c < 2; c++) {

@@ -35,9 +35,12 @@ static const char *get(const gp_cm_t *cm, const char *key) {
  * not ("no proxy has reported to this map", "stale: 42 s old"). */
 static const char *liveness(const gp_cm_t *cm, char *buf, size_t len) {
         const char *hb = gp_cm_get(cm, GP_KEY_HEARTBEAT), *why;
+        const char *stopped = gp_cm_get(cm, GP_KEY_STOPPED);
         int64_t t;
         if (!hb || !*hb)
                 return snprintf(buf, len, "no proxy has reported to this map"), buf;
+        if (stopped && *stopped)
+                return snprintf(buf, len, "the proxy stopped at %s", stopped), buf;
         if (gp_time_parse(hb, strlen(hb), GP_UNIT_MS, &t, &why))
                 return snprintf(buf, len, "the heartbeat '%s' is not a time: %s", hb, why),
                        buf;
@@ -224,13 +227,13 @@ int gp_ops_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
 
 int gp_ops_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
         int64_t end = gp_mono_ms() + timeout_ms;
-        char last[512] = "";
+        char last[1100] = "", drained[600] = "", live[128] = "";
         while (gp_mono_ms() < end) {
                 gp_err_t err;
                 gp_cm_t *cm = gp_ctl_load(ctl, &err);
                 if (cm) {
                         const char *stage = get(cm, GP_KEY_STAGE);
-                        char line[512];
+                        char line[1100];
                         snprintf(line, sizeof(line),
                                  "stage=%s T=%s phase=%s watermark=%s blue=%s green=%s "
                                  "dlq=%s%s%s",
@@ -240,6 +243,15 @@ int gp_ops_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
                                  *get(cm, GP_KEY_ERROR) != '-' ? " error=" : "",
                                  *get(cm, GP_KEY_ERROR) != '-' ? get(cm, GP_KEY_ERROR) : "");
                         int done = !strcmp(stage, "CLEAR_TO_TEARDOWN");
+                        /* What CLEAR_TO_TEARDOWN waits for besides the
+                         * watermark: the old job's consumer group. */
+                        const char *drain = gp_cm_get(cm, GP_KEY_DRAIN);
+                        snprintf(drained, sizeof(drained), "%s", drain ? drain : "");
+                        liveness(cm, live, sizeof(live));
+                        if (!done && drain && *drain) {
+                                size_t at = strlen(line);
+                                snprintf(line + at, sizeof(line) - at, "\n  %s", drain);
+                        }
                         gp_cm_destroy(cm);
                         if (!quiet && strcmp(line, last)) {
                                 printf("%s\n", line);
@@ -256,10 +268,26 @@ int gp_ops_ctl_wait_clear(gp_ctl_t *ctl, int64_t timeout_ms, int quiet) {
                 }
                 gp_sleep_ms(200);
         }
-        if (!quiet)
+        if (quiet)
+                return 1;
+        /* Why not, as far as the map tells. */
+        if (*drained)
                 fprintf(stderr,
                         "gate-proxy cutover: no CLEAR_TO_TEARDOWN within %" PRId64
-                        " s; is the proxy running? (`gate-proxy status`)\n",
+                        " s; the last drain check: %s (the old job has to consume "
+                        "what was routed to its colour, in the group "
+                        "gate.drain.group.<colour> names)\n",
+                        timeout_ms / 1000, drained);
+        else if (*live)
+                fprintf(stderr,
+                        "gate-proxy cutover: no CLEAR_TO_TEARDOWN within %" PRId64
+                        " s: %s; start the proxy (`gate-proxy run`)\n",
+                        timeout_ms / 1000, live);
+        else
+                fprintf(stderr,
+                        "gate-proxy cutover: no CLEAR_TO_TEARDOWN within %" PRId64
+                        " s; the proxy runs: `gate-proxy status` shows its watermark "
+                        "against T\n",
                         timeout_ms / 1000);
         return 1;
 }
@@ -395,9 +423,25 @@ int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
                 printf("requested   cutoff T=%s (gate-proxy cutover --at)\n", rq);
         char live[128];
         liveness(cm, live, sizeof(live));
+        /* BLUE->BLUE: no transition, one owner. */
+        const char *tr = get(cm, GP_KEY_TRANSITION), *arrow = strstr(tr, "->");
+        if (arrow && strlen(arrow + 2) == (size_t)(arrow - tr) &&
+            !strncmp(tr, arrow + 2, (size_t)(arrow - tr)))
+                tr = "-";
         printf("proxy       phase=%s transition=%s watermark=%s heartbeat=%s%s%s%s\n",
-               get(cm, GP_KEY_PHASE), get(cm, GP_KEY_TRANSITION), get(cm, GP_KEY_WATERMARK),
-               get(cm, GP_KEY_HEARTBEAT), *live ? " (" : "", live, *live ? ")" : "");
+               get(cm, GP_KEY_PHASE), tr, get(cm, GP_KEY_WATERMARK), get(cm, GP_KEY_HEARTBEAT),
+               *live ? " (" : "", live, *live ? ")" : "");
+        /* An abandoned transition: its T, and where its records went. */
+        const char *pc = gp_cm_get(cm, GP_KEY_CUTOFF);
+        if (rc == 0 && !strcmp(get(cm, GP_KEY_PHASE), "aborted") && pc && *pc &&
+            !gp_parse_i64(pc, strlen(pc), &tv, &why)) {
+                gp_colour_t surv = c.active;
+                printf("aborted     T=%s (%s) abandoned: the %s records routed to %s by it "
+                       "stay there; every record now goes to %s\n",
+                       pc, gp_time_format(tv, tbuf, sizeof(tbuf)),
+                       get(cm, GP_KEY_ABORTED_ROUTED), gp_colour_name(gp_colour_other(surv)),
+                       gp_colour_name(surv));
+        }
         printf("counts      blue=%s green=%s dlq=%s late=%s aborted-routed=%s\n",
                get(cm, GP_KEY_COUNT_BLUE), get(cm, GP_KEY_COUNT_GREEN),
                get(cm, GP_KEY_COUNT_DLQ), get(cm, GP_KEY_COUNT_LATE),
@@ -414,6 +458,8 @@ int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
                        get(cm, GP_KEY_HANDOVER "from"), get(cm, GP_KEY_HANDOVER "to"), ho,
                        get(cm, GP_KEY_HANDOVER "cutoff"),
                        get(cm, GP_KEY_HANDOVER "savepoint"));
+        if (*get(cm, GP_KEY_DRAIN) != '-')
+                printf("drain       %s\n", get(cm, GP_KEY_DRAIN));
         if (*get(cm, GP_KEY_WARNING) != '-')
                 printf("warning     %s\n", get(cm, GP_KEY_WARNING));
         gp_cm_destroy(cm);

@@ -75,6 +75,47 @@ expect 0 "stage=RUNNING, green is the active colour" "$GP_BIN" finish --control 
 [ "$(stage)" = RUNNING ] || fail "finish after abort left stage $(stage)"
 say "abort, then finish: FAILING -> RUNNING, the survivor active"
 
+# the map is named after its file; no transition reads "-", not BLUE->BLUE
+grep -q '"name":[[:space:]]*"m"' "$M" || { cat "$M"; fail "init did not name the map after m.json"; }
+set_key gate-proxy.transition GREEN-\>GREEN
+set_key gate-proxy.heartbeat "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)"
+expect 0 "phase=.* transition=- " "$GP_BIN" status --control "$M"
+say "init names the map after its file; status: transition=- with one owner"
+
+# a clean stop is said, not a live proxy until the heartbeat is 30 s old
+set_key gate-proxy.stopped 2026-01-02T03:04:05.678Z
+expect 0 "(the proxy stopped at 2026-01-02T03:04:05.678Z)" "$GP_BIN" status --control "$M"
+expect 0 "note: the proxy stopped at 2026-01-02T03:04:05.678Z; the transition starts once" \
+  "$GP_BIN" cutover --control "$M" --to blue
+expect 1 "no CLEAR_TO_TEARDOWN within 1 s: the proxy stopped at 2026-01-02T03:04:05.678Z; start the proxy" \
+  "$GP_BIN" cutover --control "$M" --to blue --force --wait --timeout 1
+set_key gate-proxy.stopped ""
+say "status and cutover: a stopped proxy said so"
+
+# what an aborted transition left: its T, and the records it routed
+set_key gate-proxy.phase aborted
+set_key gate-proxy.cutoff 1700000000000
+set_key gate-proxy.aborted-routed 210
+expect 0 "transition abandoned, every record goes to green" "$GP_BIN" abort --control "$M"
+expect 0 "aborted     T=1700000000000 (2023-11-14T22:13:20.000Z) abandoned: the 210 records routed to blue by it stay there; every record now goes to green" \
+  "$GP_BIN" status --control "$M"
+expect 0 "stage=RUNNING" "$GP_BIN" finish --control "$M"
+set_key gate-proxy.phase steady
+say "status after abort: the abandoned T and its aborted-routed records"
+
+# waiting on a drain group: said by status and by cutover --wait
+"$GP_BIN" cutover --control "$M" --to blue >/dev/null 2>&1 || fail "cutover to blue"
+set_key gate-proxy.drain "waiting for group j-green to consume s.green: 1 of 3 partitions drained, lag 40"
+expect 0 "^drain       waiting for group j-green to consume s.green: 1 of 3 partitions drained, lag 40" \
+  "$GP_BIN" status --control "$M"
+expect 1 "^  waiting for group j-green to consume s.green: 1 of 3 partitions drained, lag 40" \
+  "$GP_BIN" cutover --control "$M" --to blue --force --wait --timeout 1
+grep -q "no CLEAR_TO_TEARDOWN within 1 s; the last drain check: waiting for group j-green" "$W/out" \
+  || { cat "$W/out"; fail "the --wait timeout does not say that it waited for the drain group"; }
+set_key gate-proxy.drain ""
+"$GP_BIN" abort --control "$M" >/dev/null && "$GP_BIN" finish --control "$M" >/dev/null || fail "abort, finish"
+say "a drain group waited for: status and cutover --wait say so"
+
 # an invalid map: status exits 1
 set_key stage SOMETIMES
 expect 1 "INVALID" "$GP_BIN" status --control "$M"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # An abort after T: every later record goes to the survivor (blue), the
 # records already sent to green are counted in gate-proxy.aborted-routed,
-# and still nothing is lost or doubled.
+# and still nothing is lost or doubled; `gate-proxy status` shows that count
+# with the abandoned T, after the abort and after finish.
 source "$(dirname "$0")/lib.sh"
 
 S=gp-abort-$RUN_ID
@@ -20,6 +21,7 @@ wait_for "10000 records routed" 60 routed_is 10000
 GREEN=$(key gate-proxy.count.green)
 [ "$GREEN" -gt 0 ] || fail "no record reached green during the split"
 
+T=$(key watermark-toggle-value)
 "$GP_BIN" abort --control "$WORK/cm.json" >/dev/null
 wait_for "phase aborted" 30 key_is gate-proxy.phase aborted
 produce "$S" 5000 10000 --ts-start $((BASE + 10000)) --disorder 100
@@ -29,6 +31,14 @@ stop_proxy
 [ "$(key gate-proxy.aborted-routed)" = "$GREEN" ] \
   || fail "aborted-routed=$(key gate-proxy.aborted-routed), expected $GREEN"
 [ "$(key active-deployment-type)" = BLUE ] || fail "the survivor is not BLUE"
+# status relates the count to the abandoned T, before and after finish
+for step in abort finish; do
+  "$GP_BIN" status --control "$WORK/cm.json" >"$WORK/status.txt"
+  grep -q "^aborted     T=$T (.*) abandoned: the $GREEN records routed to green by it stay there; every record now goes to blue" "$WORK/status.txt" \
+    || { cat "$WORK/status.txt"; fail "status after $step does not show the abandoned T=$T and its $GREEN records"; }
+  [ $step = finish ] || "$GP_BIN" finish --control "$WORK/cm.json" >/dev/null || fail "finish after abort"
+done
+say "status: $(grep '^aborted' "$WORK/status.txt")"
 check "$S"
 [ "$CHECKED" = 15000 ] || fail "checked $CHECKED"
 say "PASS"

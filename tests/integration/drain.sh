@@ -66,6 +66,10 @@ hold() {
   [ "$(key gate-proxy.phase)" = split ] || fail "phase is $(key gate-proxy.phase), expected split"
   # the map shows how far the old group is: it has not consumed, so it lags
   wait_for "a gate-proxy.drain-lag above 0" 10 lag_at_least 1
+  # and `gate-proxy status` says what CLEAR_TO_TEARDOWN waits for
+  "$GP_BIN" status --control "$WORK/cm.json" >"$WORK/status.txt"
+  grep -q "^drain       waiting for group gp-drain-[a-z]*-$RUN_ID to consume $S\.[a-z]*: [0-9]* of [0-9]* partitions drained, lag [0-9]*" "$WORK/status.txt" \
+    || { cat "$WORK/status.txt"; fail "status does not show the drain group waited for"; }
   say "held ${secs}s: W=$w is $((w - t - LATENESS)) ms past T + lateness, $((r1 - r0)) records routed meanwhile, drain-lag $(key gate-proxy.drain-lag)"
 }
 

@@ -22,7 +22,7 @@ write_conf nocreate "$S" gate.topics.create=false
 expect 4 "colour topic $S.blue does not exist" "$GP_BIN" run -c "$WORK/nocreate.conf"
 # The source topic missing: exit 4.
 write_conf nosource "gp-absent-$RUN_ID"
-expect 4 "source topic gp-absent-$RUN_ID does not exist" "$GP_BIN" run -c "$WORK/nosource.conf"
+expect 4 "source topic gp-absent-$RUN_ID does not exist; create it (kafka-topics.sh --bootstrap-server BROKER --create --topic gp-absent-$RUN_ID" "$GP_BIN" run -c "$WORK/nosource.conf"
 # No -c: say that a configuration file is needed; an empty one: every
 # missing key at once.
 expect 2 "run: needs -c FILE" "$GP_BIN" run

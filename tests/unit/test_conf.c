@@ -802,7 +802,7 @@ Test(conf, finalize_errors) {
                 {"gate.pipeline=p\ngate.source.topics=o\nkafka.bootstrap.servers=b\n", NULL,
                  "control.file or control.k8s.configmap: one is required (e.g. "
                  "control.file=/var/lib/gate-proxy/bluegreen.json, or "
-                 "control.k8s.configmap=orders-bluegreen-configmap)"},
+                 "control.k8s.configmap=orders-configmap)"},
                 {BASE "control.k8s.configmap=bg\n", NULL,
                  "@5: control.k8s.configmap: control.file is set too (@4); set only one of "
                  "them"},
@@ -953,11 +953,11 @@ Test(conf, finalize_k8s_control) {
                 {"control.k8s.configmap=Orders",
                  "control.k8s.configmap: expected a ConfigMap "
                  "name: lower-case letters, digits, '-' and '.', at most 253, e.g. "
-                 "orders-bluegreen-configmap"},
+                 "orders-configmap"},
                 {"control.k8s.configmap=a/b",
                  "control.k8s.configmap: expected a ConfigMap "
                  "name: lower-case letters, digits, '-' and '.', at most 253, e.g. "
-                 "orders-bluegreen-configmap"},
+                 "orders-configmap"},
                 {"control.k8s.namespace=a.b",
                  "control.k8s.namespace: expected a namespace "
                  "name: lower-case letters, digits and '-', at most 63"},
