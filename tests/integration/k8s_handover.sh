@@ -17,9 +17,19 @@
 #      CLEAR_TO_TEARDOWN comes; `gate-proxy status` shows where it is;
 #      another pair is refused meanwhile; --abort is refused once T is
 #      published, and before T gives every record back to the old colour and
-#      clears its keys; a second --abort has nothing to abort.
-# Needs no broker and no Flink: no operator runs here.
-: "${GP_BOOTSTRAP:=unused-by-k8s_handover_rbac}"
+#      clears its keys; a second --abort has nothing to abort;
+#   6. a whole hand-over's time, accounted for (docs/DESIGN.md, A hand-over's
+#      time): a real proxy on the broker follows the map while records flow,
+#      the old colour's group commits as a Flink job does on its checkpoints
+#      (gp-admin consume every second), and this script plays the operator's
+#      part on the FlinkDeployments' status; `gate-proxy handover` runs two
+#      hops, every partition active, then one partition idle, and each
+#      prints a `hop:` line with the proxy's phases and the command's steps,
+#      whose accounting must hold (phases summing to the proxy's whole, the
+#      close rule of the case, every step timed).
+# Needs GP_BOOTSTRAP (a broker) for part 6; no Flink and no operator run here.
+: "${GP_BOOTSTRAP:?part 6 runs a proxy: a broker (tests/kafka/broker.sh)}"
+: "${GP_ADMIN:?run through ctest}"
 export GP_BOOTSTRAP
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/k8s_lib.sh"
@@ -29,7 +39,14 @@ DIR=$REPO/deploy/kubernetes/handover
 NS=gp-handover-rbac-$RUN_ID
 SA=gate-proxy-handover
 CM=orders-configmap
-trap 'rc=$?; rm -f "$WORK/sa.token" "$WORK/sa.kubeconfig"; k8s_fixture_down; (exit $rc); finish_test' EXIT
+BG_PIDS=()
+stop_bg() { # the stand-in and the old job's group of part 6, the proxy
+  local p
+  for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  BG_PIDS=()
+  if [ -n "${PROXY_PID:-}" ]; then kill -TERM "$PROXY_PID" 2>/dev/null || true; wait "$PROXY_PID" 2>/dev/null || true; fi
+}
+trap 'rc=$?; stop_bg; rm -f "$WORK/sa.token" "$WORK/sa.kubeconfig"; k8s_fixture_down; (exit $rc); finish_test' EXIT
 
 k8s_fixture_up
 k8s_flink_crds
@@ -223,4 +240,132 @@ set +e
 "$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --abort >"$WORK/h6.out" 2>&1; rc=$?
 set -e
 [ "$rc" = 1 ] && grep -q "no hand-over in progress" "$WORK/h6.out" || fail "a second --abort: exit $rc"
-say "PASS: the Role allows exactly its list; the examples fit the CRD; refusals name the field; --to-file and --abort"
+
+say "6. a whole hand-over's time: a proxy, the old job's group, a stand-in for the operator"
+S=gp-hop-$RUN_ID
+"$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 2 --quiet >/dev/null
+kc -n "$NS" create role gate-proxy-run --verb=get,watch,patch --resource=configmaps \
+  --resource-name="$CM" >/dev/null
+kc -n "$NS" create rolebinding gate-proxy-run --role=gate-proxy-run --user=gate-proxy >/dev/null
+k8s_write_conf p "$S" "$CM" "gate.drain.group.blue=$S-job-blue" "gate.drain.group.green=$S-job-green" \
+  "gate.lateness.ms=300"
+start_proxy p
+beat() { [ -n "$(kc -n "$NS" get configmap "$CM" -o jsonpath='{.data.gate-proxy\.heartbeat}')" ]; }
+wait_for "the proxy's first status" 60 beat
+
+# The operator's part, on status only (no operator runs here): a suspended
+# spec with upgradeMode savepoint becomes SUSPENDED with a new savepoint
+# (the legacy record: no FlinkStateSnapshot), a spec running from a
+# savepoint becomes STABLE and RUNNING from it. Every 0.2 s.
+standin() {
+  local n=0 fd spec gen path
+  while :; do
+    for fd in $(kc -n "$NS" get flinkdeployments -o jsonpath='{.items[*].metadata.name}'); do
+      spec=$(kc -n "$NS" get flinkdeployment "$fd" -o jsonpath='{.spec.job.state}/{.spec.job.upgradeMode}/{.status.lifecycleState}/{.metadata.generation}/{.status.observedGeneration}' 2>/dev/null) || continue
+      IFS=/ read -r state mode life gen obs <<<"$spec"
+      [ "$obs" = "$gen" ] && [ -n "$life" ] && continue
+      if [ "$state" = suspended ] && [ "$mode" = savepoint ] && [ "$life" = STABLE ]; then
+        n=$((n + 1)); path="file:/tmp/gp-sp/$fd/savepoint-$RUN_ID-$n"
+        kc -n "$NS" patch flinkdeployment "$fd" --subresource status --type merge -p "{\"status\":{
+          \"lifecycleState\":\"SUSPENDED\",\"observedGeneration\":$gen,
+          \"reconciliationStatus\":{\"state\":\"DEPLOYED\",\"lastReconciledSpec\":\"{\\\"spec\\\":{\\\"job\\\":{\\\"upgradeMode\\\":\\\"savepoint\\\",\\\"state\\\":\\\"suspended\\\"}}}\"},
+          \"jobStatus\":{\"state\":\"FINISHED\",\"upgradeSavepointPath\":\"$path\",
+            \"savepointInfo\":{\"lastSavepoint\":{\"location\":\"$path\"}}}}}" >/dev/null
+      elif [ "$state" = running ]; then
+        path=$(kc -n "$NS" get flinkdeployment "$fd" -o jsonpath='{.spec.job.initialSavepointPath}')
+        kc -n "$NS" patch flinkdeployment "$fd" --subresource status --type merge -p "{\"status\":{
+          \"lifecycleState\":\"STABLE\",\"observedGeneration\":$gen,
+          \"reconciliationStatus\":{\"state\":\"DEPLOYED\",\"lastReconciledSpec\":\"{}\"},
+          \"jobStatus\":{\"state\":\"RUNNING\",\"upgradeSavepointPath\":\"$path\"}}}" >/dev/null
+      fi
+    done
+    sleep 0.2
+  done
+}
+standin >"$WORK/standin.log" 2>&1 &
+BG_PIDS+=($!)
+# The old job: its group commits what it read once a second, as a Flink
+# job's KafkaSource commits on each completed checkpoint (interval 1 s).
+job_group() { # COLOUR
+  while :; do "$GP_ADMIN" --bootstrap "$GP_BOOTSTRAP" consume "$S-job-$1" "$S.$1" >/dev/null 2>&1 || true; sleep 1; done
+}
+
+# hop CASE FROM TO OLD_COLOUR [gp-produce options]: records flow (event time
+# as wall time), the command hands over, its handover-time: line becomes
+# the hop: line, and the accounting is checked
+hop() {
+  local case=$1 from=$2 to=$3 old=$4; shift 4
+  "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 100000 --rate 200 --ts-step 5 \
+    --quiet "$@" >/dev/null 2>&1 &
+  local prod=$!
+  BG_PIDS+=("$prod")
+  job_group "$old" &
+  local job=$!
+  BG_PIDS+=("$job")
+  sleep 4 # every partition has records (or, the idle case, is idle past 2 s)
+  set +e
+  "$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from "$from" --to "$to" \
+    --timeout 60 >"$WORK/hop-$case.out" 2>"$WORK/hop-$case.err"; local rc=$?
+  set -e
+  kill "$prod" "$job" 2>/dev/null || true
+  wait "$prod" "$job" 2>/dev/null || true
+  cat "$WORK/hop-$case.out" "$WORK/hop-$case.err"
+  [ "$rc" = 0 ] || fail "the $case hand-over failed (exit $rc)"
+  grep -q "clear: the proxy's time: T written .* s after TRANSITIONING; old side closed" "$WORK/hop-$case.out" \
+    || fail "$case: the clear step did not say the proxy's time"
+  local line
+  line=$(grep '^handover-time:' "$WORK/hop-$case.out") || fail "$case: no handover-time: line"
+  python3 - "$case" "$line" <<'PY' || fail "$case: the accounting does not hold: $line"
+import sys
+case, line = sys.argv[1], sys.argv[2]
+f = dict(w.split("=", 1) for w in line.split()[1:])
+ms = lambda k: int(f[k])  # a "-" fails here: every phase and step must be timed
+phases = [ms(k) for k in ("T_ms", "close_ms", "drain_ms", "clear_ms")]
+ok = True
+def need(c, what):
+    global ok
+    if not c:
+        print("hop: %s: %s" % (case, what)); ok = False
+need(all(p >= 0 for p in phases), "a negative phase")
+need(abs(sum(phases) - ms("proxy_ms")) <= 2, "the phases sum to %d, not the proxy's %d ms" % (sum(phases), ms("proxy_ms")))
+need(ms("proxy_ms") <= ms("clear_step_ms") + ms("cutover_ms") + 250,
+     "the proxy's %d ms do not fit in the command's cutover and clear steps" % ms("proxy_ms"))
+want = {"active": ("watermark", "0/2"), "idle": ("idle", "1/2")}[case]
+need((f["rule"], f["idle"]) == want, "rule=%s idle=%s, not %s idle=%s" % (f["rule"], f["idle"], *want))
+for k in ("suspend_ms", "start_ms", "finish_ms"):
+    ms(k)
+sys.exit(0 if ok else 1)
+PY
+  HOP_LINE=$(python3 - "$case" "$line" <<'PY'
+import sys
+f = dict(w.split("=", 1) for w in sys.argv[2].split()[1:])
+print("hop: case=%s T_ms=%s close_ms=%s rule=%s idle=%s drain_ms=%s clear_ms=%s proxy_ms=%s clear_step_ms=%s suspend_ms=%s start_ms=%s finish_ms=%s"
+      % (sys.argv[1], f["T_ms"], f["close_ms"], f["rule"], f["idle"], f["drain_ms"], f["clear_ms"], f["proxy_ms"],
+         f["clear_step_ms"], f["suspend_ms"], f["start_ms"], f["finish_ms"]))
+PY
+)
+  echo "$HOP_LINE"
+  [ -z "${GP_E2E_LINES:-}" ] || echo "$HOP_LINE" >>"$GP_E2E_LINES"
+}
+
+# Hop A: blue -> green with both partitions written (round robin).
+hop active orders-blue orders-green blue --partition-rr
+"$GP_BIN" status --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" >"$WORK/status6.out" 2>&1 || true
+grep -q "^hand-over   T written .* clear written .* s in all$" "$WORK/status6.out" \
+  || fail "gate-proxy status has no hand-over line with the whole: $(cat "$WORK/status6.out")"
+"$GP_BIN" status --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --json >"$WORK/status6.json" 2>&1 || true
+python3 - "$WORK/status6.json" <<'PY' || fail "gate-proxy status --json lacks the hand-over"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["gate-proxy.hop"].startswith("hop1 seen="), d
+assert "in all" in d["hand-over"], d
+PY
+# Hop B: green -> a new blue with partition 1 idle (every record to 0).
+sed -e 's/name: orders-blue$/name: orders-blue-2/' -e 's/^    state: running$/    state: suspended/' \
+  "$DIR/flinkdeployment-blue.yaml" >"$WORK/blue2.yaml"
+kc -n "$NS" create -f "$WORK/blue2.yaml" >/dev/null
+[ "$(kc -n "$NS" get flinkdeployment orders-blue-2 -o jsonpath='{.spec.job.state}')" = suspended ] \
+  || fail "orders-blue-2 was not created suspended"
+hop idle orders-green orders-blue-2 green --partition 0
+stop_bg
+say "PASS: the Role allows exactly its list; the examples fit the CRD; refusals name the field; --to-file and --abort; a hand-over's time accounted for, every partition active and one idle"
