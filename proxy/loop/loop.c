@@ -220,6 +220,7 @@ static void hop_track(gp_proxy_t *p, const gp_gate_t *before, const gp_step_t *s
                     p->gate.phase == GP_PHASE_CLOSED;
         if (st->events & GP_EV_TRANSITION) {
                 gp_hoptime_init(&p->hop);
+                p->hop_posted_close = GP_TS_NONE;
                 memset(p->hop_by, 0, sizeof p->hop_by);
         }
         if (open && p->hop.seen == GP_TS_NONE && map->stage == GP_STAGE_TRANSITIONING &&
@@ -239,8 +240,16 @@ static void hop_track(gp_proxy_t *p, const gp_gate_t *before, const gp_step_t *s
                 gp_hoptime_closed(&p->hop, GP_CLOSE_FORCED, p->wv.idle, (int)p->n_pptrs, now);
         if (st->events & GP_EV_CLOSED)
                 gp_hoptime_mark(&p->hop, &p->hop.drained, now);
-        if (p->status)
-                gp_status_hop(p->status, &p->hop);
+        if (!p->status)
+                return;
+        gp_status_hop(p->status, &p->hop);
+        /* The close is news at once, not at the next status interval:
+         * `gate-proxy handover` asks for the old job's checkpoint on it. */
+        if (p->hop.closed != p->hop_posted_close) {
+                p->hop_posted_close = p->hop.closed;
+                if (p->hop.closed != GP_TS_NONE)
+                        status_task(p, now);
+        }
 }
 
 /* Task, at every boundary: the control map, the watermark, the gate's
@@ -670,6 +679,7 @@ int gp_proxy_run(gp_proxy_t *p) {
         size_t n_tasks = sizeof(tasks) / sizeof(tasks[0]);
         p->wv = (gp_wm_view_t){.wm = GP_TS_NONE};
         gp_hoptime_init(&p->hop);
+        p->hop_posted_close = GP_TS_NONE;
         gp_info("gate-proxy %s (librdkafka %s): pipeline %s, brokers %s, control %s, %s, "
                 "event time %s",
                 GP_VERSION, rd_kafka_version_str(), p->conf->pipeline, brokers(p->conf),

@@ -83,6 +83,8 @@ typedef struct {
         gp_progress_t pr;        /* the progress lines */
         int64_t step_ms[S_DONE]; /* each step's time in this run, -1: not taken in it */
         gp_hop_t hop;            /* the proxy's gate-proxy.hop at the clear */
+        bool no_checkpoint;      /* --no-checkpoint-request */
+        int asked;               /* a checkpoint of OLD: 0 not yet, 1 asked, -1 could not */
 } ho_t;
 
 static int fail(const char *fmt, ...) {
@@ -432,6 +434,46 @@ static void hop_read(ho_t *h, const gp_cm_t *cm) {
                                  err);
 }
 
+/* Once the proxy has closed the old side (gate-proxy.hop close=), what
+ * keeps CLEAR_TO_TEARDOWN is the old job's group committing every record
+ * before T, which a Flink Kafka source does when a checkpoint completes:
+ * the operator is asked for one checkpoint of OLD now (a FlinkStateSnapshot
+ * of checkpoint type), rather than waiting for OLD's next periodic one.
+ * Once per run; a refusal (no create on flinkstatesnapshots, no CRD) is
+ * said in one line and the hand-over goes on without it. */
+static void ask_checkpoint(ho_t *h, const gp_cm_t *cm) {
+        gp_hop_t hop;
+        char why[200], snap[256];
+        const char *v = cm_get(cm, GP_KEY_HOP);
+        if (h->no_checkpoint || h->asked || !*v ||
+            gp_hoptime_parse(&hop, v, strlen(v), why, sizeof why) ||
+            hop.closed == GP_TS_NONE || hop.drained != GP_TS_NONE)
+                return;
+        gp_err_t err;
+        snprintf(snap, sizeof snap, "%.200s-checkpoint-handover-%" PRId64, h->from,
+                 gp_now_ms());
+        gp_errcode_t rc = gp_flinkdep_checkpoint(h->k, h->ns, h->from, snap, &err);
+        if (rc == GP_OK || rc == GP_ERR_CONFLICT) {
+                h->asked = 1;
+                gp_progress_note(&h->pr,
+                                 "clear: the proxy closed %s's side; asked the operator for a "
+                                 "checkpoint of %s (FlinkStateSnapshot %s/%s), on which its "
+                                 "Kafka source commits what it read",
+                                 h->from, h->from, h->ns, snap);
+                return;
+        }
+        h->asked = -1;
+        gp_progress_note(
+                &h->pr,
+                "clear: no checkpoint asked of the operator (%s%s); the drain waits for "
+                "%s's next checkpoint of its own",
+                err.msg,
+                rc == GP_ERR_DENIED      ? ": the Role lacks create on flinkstatesnapshots"
+                : rc == GP_ERR_NOT_FOUND ? ": is the FlinkStateSnapshot CRD installed?"
+                                         : "",
+                h->from);
+}
+
 static int step_clear(ho_t *h) {
         int64_t end = gp_mono_ms() + h->timeout_ms, away = -1;
         for (;;) {
@@ -481,6 +523,8 @@ static int step_clear(ho_t *h) {
                 int done = !strcmp(stage, "CLEAR_TO_TEARDOWN") && h->t != GP_TS_NONE;
                 if (done)
                         hop_read(h, cm);
+                else
+                        ask_checkpoint(h, cm);
                 gp_cm_destroy(cm);
                 if (done)
                         return 0;
@@ -1105,7 +1149,8 @@ static int ho_open(ho_t *h, const gp_handover_opts_t *o) {
                     .to = o->to,
                     .timeout_ms = o->timeout_ms,
                     .t = GP_TS_NONE,
-                    .explicit_sp = o->savepoint};
+                    .explicit_sp = o->savepoint,
+                    .no_checkpoint = o->no_checkpoint};
         for (int s = 0; s < S_DONE; s++)
                 h->step_ms[s] = -1;
         gp_hoptime_init(&h->hop);
