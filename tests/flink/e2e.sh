@@ -124,8 +124,9 @@ source "$ROOT/tests/integration/lib.sh"
 
 # handover_rbac NS MAP...: the Role of PROXY_KC's user for `gate-proxy
 # handover` and its proxies: FlinkDeployments to read, create, patch and
-# delete; FlinkStateSnapshots to read; exactly the maps MAP... to follow and
-# patch. No /status: only the operator writes that.
+# delete; FlinkStateSnapshots to read and create (a checkpoint of the old
+# job); exactly the maps MAP... to follow and patch. No /status: only the
+# operator writes that.
 handover_rbac() {
   local ns=$1; shift
   local names
@@ -140,7 +141,7 @@ rules:
   verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [flink.apache.org]
   resources: [flinkstatesnapshots]
-  verbs: [get, list, watch]
+  verbs: [get, list, watch, create]
 - apiGroups: [""]
   resources: [configmaps]
   resourceNames: [${names%, }]
