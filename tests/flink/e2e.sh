@@ -51,7 +51,10 @@
 # make e2e print them at the end). GP_FLINK_HEAP sets the JVM heap (default
 # 1500m). GP_HANDOVER_FAULTS sets the operator stand-in's faults for the
 # handover path (Orchestrated.java, Operator.java), e.g.
-# "window-green=slow=1500;running-blue=conflict".
+# "window-green=slow=1500;running-blue=conflict". GP_HANDOVER_KILLS=0 runs
+# the handover path with no command or proxy SIGKILLed (a hand-over's time
+# undisturbed: its e2e-hop: lines); GP_CHECKPOINT_REQUEST=no runs its
+# commands with --no-checkpoint-request.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -193,7 +196,9 @@ case "$cmd" in
     java_run Orchestrated --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" --work "$WORK/run" \
       --run "$RUN" --namespace "$NS" --kubeconfig "$PROXY_KC" \
       --api "$("$K8S" url)" --token "$("$K8S" token admin)" --ca "$("$K8S" ca)" \
-      ${GP_HANDOVER_FAULTS:+--faults "$GP_HANDOVER_FAULTS"} ;;
+      ${GP_HANDOVER_FAULTS:+--faults "$GP_HANDOVER_FAULTS"} \
+      ${GP_HANDOVER_KILLS:+--command-kills "$GP_HANDOVER_KILLS" --proxy-kills "$GP_HANDOVER_KILLS"} \
+      ${GP_CHECKPOINT_REQUEST:+--checkpoint-request "$GP_CHECKPOINT_REQUEST"} ;;
   handover-faults)
     source "$ROOT/tests/integration/k8s_lib.sh"
     NS=gp-flink-$RUN_ID
