@@ -34,7 +34,8 @@ bool gp_hoptime_mark(const gp_hop_t *h, int64_t *at, int64_t now) {
 }
 
 bool gp_hoptime_closed(gp_hop_t *h, gp_close_rule_t rule, int idle, int parts, int64_t now) {
-        if (rule == GP_CLOSE_NONE || rule >= GP_CLOSE__N || !gp_hoptime_mark(h, &h->closed, now))
+        if (rule == GP_CLOSE_NONE || rule >= GP_CLOSE__N ||
+            !gp_hoptime_mark(h, &h->closed, now))
                 return false;
         h->rule = rule;
         h->idle = idle < 0 ? 0 : idle;
@@ -59,7 +60,8 @@ void gp_hoptime_phases(const gp_hop_t *h, int64_t out[4]) {
 }
 
 /* " key=OFFSET" or " key=-": the instant in ms since seen. */
-static size_t put_at(char *b, size_t len, size_t at, const char *key, int64_t seen, int64_t v) {
+static size_t put_at(char *b, size_t len, size_t at, const char *key, int64_t seen,
+                     int64_t v) {
         if (at >= len)
                 return at;
         int n;
@@ -228,7 +230,8 @@ int gp_hoptime_parse(gp_hop_t *out, const char *s, size_t n, char *err, size_t e
 
 /* ---- for people ----------------------------------------------------------- */
 
-__attribute__((format(printf, 4, 5))) static size_t add(char *b, size_t len, size_t at, const char *fmt, ...) {
+__attribute__((format(printf, 4, 5))) static size_t add(char *b, size_t len, size_t at,
+                                                        const char *fmt, ...) {
         if (at >= len)
                 return at;
         va_list ap;

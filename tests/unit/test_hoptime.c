@@ -126,7 +126,8 @@ Test(hoptime, bad_values_refused_with_a_reason) {
         for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
                 gp_hop_t out = full(), was = out;
                 char err[200] = "";
-                int rc = gp_hoptime_parse(&out, bads[i].in, strlen(bads[i].in), err, sizeof err);
+                int rc = gp_hoptime_parse(&out, bads[i].in, strlen(bads[i].in), err,
+                                          sizeof err);
                 cr_expect_eq(rc, -1, "accepted: %s", bads[i].in);
                 cr_expect(strstr(err, bads[i].err) != NULL, "%s: '%s' does not say '%s'",
                           bads[i].in, err, bads[i].err);
@@ -191,8 +192,10 @@ typedef struct {
 /* T = 10000 chosen at wall 50000. */
 static const rule_row_t rules[] = {
         {"W below T + lateness", {.wm = 10099, .last_record = 50500}, 50600, GP_CLOSE_NONE},
-        {"W at T + lateness, every partition active", {.wm = 10100, .last_record = 50500},
-         50600, GP_CLOSE_WATERMARK},
+        {"W at T + lateness, every partition active",
+         {.wm = 10100, .last_record = 50500},
+         50600,
+         GP_CLOSE_WATERMARK},
         {"W at T + lateness over the active ones, one idle",
          {.wm = 10100, .last_record = 50500, .idle = 1},
          50600,
