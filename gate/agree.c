@@ -79,10 +79,11 @@ bool gp_agree_clear(const bool *closed, size_t n, bool drained, gp_agree_map_t m
         return map == GP_AGREE_MAP_AGREES && drained && gp_agree_all_closed(closed, n);
 }
 
-bool gp_agree_part_close_due(const gp_part_t *pt, int64_t cutoff, int64_t cutoff_wall,
-                             const gp_gate_conf_t *c, int64_t now) {
+gp_close_rule_t gp_agree_part_close_rule(const gp_part_t *pt, int64_t cutoff,
+                                         int64_t cutoff_wall, const gp_gate_conf_t *c,
+                                         int64_t now) {
         if (cutoff == GP_TS_NONE)
-                return false;
+                return GP_CLOSE_NONE;
         /* T + lateness, saturating: a T near the top closes by idleness. */
         int64_t need = c->lateness_ms > 0 && cutoff > INT64_MAX - c->lateness_ms
                                ? INT64_MAX
@@ -90,8 +91,13 @@ bool gp_agree_part_close_due(const gp_part_t *pt, int64_t cutoff, int64_t cutoff
         if (pt->hi != GP_TS_NONE &&
             (c->out_of_orderness_ms <= 0 || pt->hi >= INT64_MIN + c->out_of_orderness_ms) &&
             pt->hi - c->out_of_orderness_ms >= need)
-                return true;
+                return GP_CLOSE_WATERMARK;
         int64_t from = pt->last_wall > cutoff_wall ? pt->last_wall : cutoff_wall;
         int64_t quiet = c->idle_ms + c->lateness_ms;
-        return from != GP_TS_NONE && now - from >= quiet;
+        return from != GP_TS_NONE && now - from >= quiet ? GP_CLOSE_IDLE : GP_CLOSE_NONE;
+}
+
+bool gp_agree_part_close_due(const gp_part_t *pt, int64_t cutoff, int64_t cutoff_wall,
+                             const gp_gate_conf_t *c, int64_t now) {
+        return gp_agree_part_close_rule(pt, cutoff, cutoff_wall, c, now) != GP_CLOSE_NONE;
 }

@@ -110,6 +110,11 @@ gp_agree_map_t gp_agree_map(int64_t stored, int64_t cutoff);
  * is committed. False without a T. */
 bool gp_agree_part_close_due(const gp_part_t *pt, int64_t cutoff, int64_t cutoff_wall,
                              const gp_gate_conf_t *c, int64_t now);
+/* ... and by which rule: GP_CLOSE_WATERMARK (its own watermark),
+ * GP_CLOSE_IDLE (quiet), GP_CLOSE_NONE (not due). */
+gp_close_rule_t gp_agree_part_close_rule(const gp_part_t *pt, int64_t cutoff,
+                                         int64_t cutoff_wall, const gp_gate_conf_t *c,
+                                         int64_t now);
 
 /* True when n > 0 and every partition is closed in its committed
  * checkpoint. A partition with nothing of this transition committed (no

@@ -52,6 +52,10 @@
  * the writing instance last saw them ("3: client/host=4, ...": client id,
  * host, partitions assigned), "" when unknown or not in a group. */
 #define GP_KEY_MEMBERS "gate-proxy.members"
+/* The last hand-over's instants as this proxy recorded them
+ * (gate/hoptime.h): "hop1 seen=MS t=+ close=+ rule=R:I/N drain=+ clear=+",
+ * "" before the first transition. */
+#define GP_KEY_HOP "gate-proxy.hop"
 /* The headers of a dead-lettered record: the reason, and where it was read
  * (topic/partition/offset). */
 #define GP_HDR_ERROR  "gate-proxy.error"

@@ -158,6 +158,7 @@ void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_co
         int64_t wm_active = INT64_MAX, wm_any = GP_TS_NONE, hi_max = GP_TS_NONE;
         int64_t last = GP_TS_NONE;
         bool any_active = false, unknown = false;
+        int idle = 0;
 
         for (size_t i = 0; i < n; i++) {
                 const gp_part_t *p = parts[i];
@@ -173,8 +174,10 @@ void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_co
                         last = p->last_wall;
                 if (wm > wm_any)
                         wm_any = wm;
-                if (sat_sub(now, p->last_wall) >= c->idle_ms)
+                if (sat_sub(now, p->last_wall) >= c->idle_ms) {
+                        idle++;
                         continue; /* idle: does not hold the watermark back */
+                }
                 any_active = true;
                 if (wm == GP_TS_NONE)
                         unknown = true;
@@ -185,6 +188,7 @@ void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_co
         out->all_idle = !any_active;
         out->last_record = last;
         out->drained = true;
+        out->idle = idle;
         if (!any_active)
                 out->wm = wm_any; /* everything quiet: the furthest time seen */
         else
@@ -330,10 +334,30 @@ static int choose_cutoff(gp_gate_t *g, const gp_control_t *c, const gp_wm_view_t
         return 1;
 }
 
-bool gp_gate_close_due(const gp_gate_t *g, const gp_wm_view_t *wv, const gp_gate_conf_t *conf,
-                       int64_t now) {
+static const char *const rule_names[GP_CLOSE__N] = {
+        [GP_CLOSE_NONE] = "-",
+        [GP_CLOSE_WATERMARK] = "watermark",
+        [GP_CLOSE_IDLE] = "idle",
+        [GP_CLOSE_FORCED] = "forced",
+};
+
+const char *gp_close_rule_name(gp_close_rule_t r) {
+        return r < GP_CLOSE__N ? rule_names[r] : "?";
+}
+
+int gp_close_rule_parse(const char *s, size_t n, gp_close_rule_t *out) {
+        for (int i = 0; i < GP_CLOSE__N; i++)
+                if (strlen(rule_names[i]) == n && !memcmp(s, rule_names[i], n)) {
+                        *out = (gp_close_rule_t)i;
+                        return 0;
+                }
+        return -1;
+}
+
+gp_close_rule_t gp_gate_close_rule(const gp_gate_t *g, const gp_wm_view_t *wv,
+                                   const gp_gate_conf_t *conf, int64_t now) {
         if (g->phase != GP_PHASE_SPLIT || g->cutoff == GP_TS_NONE)
-                return false;
+                return GP_CLOSE_NONE;
         int64_t need = sat_add(g->cutoff, conf->lateness_ms);
         bool by_wm = wv->wm != GP_TS_NONE && !wv->all_idle && wv->wm >= need;
         /* Every partition quiet for the idle timeout plus the lateness
@@ -342,7 +366,14 @@ bool gp_gate_close_due(const gp_gate_t *g, const gp_wm_view_t *wv, const gp_gate
                 wv->last_record > g->cutoff_wall ? wv->last_record : g->cutoff_wall;
         bool by_idle = wv->all_idle && g->cutoff_wall != GP_TS_NONE &&
                        sat_sub(now, quiet_from) >= sat_add(conf->idle_ms, conf->lateness_ms);
-        return by_wm || by_idle;
+        if (by_wm)
+                return wv->idle > 0 ? GP_CLOSE_IDLE : GP_CLOSE_WATERMARK;
+        return by_idle ? GP_CLOSE_IDLE : GP_CLOSE_NONE;
+}
+
+bool gp_gate_close_due(const gp_gate_t *g, const gp_wm_view_t *wv, const gp_gate_conf_t *conf,
+                       int64_t now) {
+        return gp_gate_close_rule(g, wv, conf, now) != GP_CLOSE_NONE;
 }
 
 static int try_close(gp_gate_t *g, const gp_wm_view_t *wv, const gp_gate_conf_t *conf,

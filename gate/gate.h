@@ -72,6 +72,7 @@ typedef struct gp_wm_view {
         bool all_idle;       /* every partition idle */
         int64_t last_record; /* wall ms of the latest record on any partition */
         bool drained;        /* the old job has consumed all it was sent (or no check) */
+        int idle;            /* partitions idle (no record for the idle timeout) */
 } gp_wm_view_t;
 
 /* A gate in STEADY phase owned by `owner`. */
@@ -112,6 +113,28 @@ void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_co
  * only then. */
 bool gp_gate_close_due(const gp_gate_t *g, const gp_wm_view_t *wv, const gp_gate_conf_t *conf,
                        int64_t now);
+
+/* Which rule lets the old side close (gate/hoptime.h says it):
+ * - WATERMARK: W >= T + lateness with every partition active;
+ * - IDLE: W >= T + lateness over the active partitions while at least one
+ *   is idle (no record for gate.watermark.idle.ms: its watermark is not
+ *   waited for), or every partition idle that long since T;
+ * - FORCED: the map tore the old side down first (GP_EV_FORCED). */
+typedef enum {
+        GP_CLOSE_NONE = 0,
+        GP_CLOSE_WATERMARK,
+        GP_CLOSE_IDLE,
+        GP_CLOSE_FORCED,
+        GP_CLOSE__N
+} gp_close_rule_t;
+
+const char *gp_close_rule_name(gp_close_rule_t r); /* "-", "watermark", "idle", "forced" */
+int gp_close_rule_parse(const char *s, size_t n, gp_close_rule_t *out);
+
+/* The rule by which gp_gate_close_due holds now, GP_CLOSE_NONE when it
+ * does not. */
+gp_close_rule_t gp_gate_close_rule(const gp_gate_t *g, const gp_wm_view_t *wv,
+                                   const gp_gate_conf_t *conf, int64_t now);
 
 /* What gp_gate_step did. */
 enum {

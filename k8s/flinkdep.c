@@ -185,3 +185,31 @@ gp_errcode_t gp_flinkdep_upgrade_snapshot(gp_k8s_t *k, const char *ns, const cha
         cJSON_Delete(list);
         return GP_OK;
 }
+
+gp_errcode_t gp_flinkdep_checkpoint(gp_k8s_t *k, const char *ns, const char *fd,
+                                    const char *snap, gp_err_t *err) {
+        char path[512], what[256];
+        cJSON *m = cJSON_CreateObject();
+        cJSON *meta = cJSON_AddObjectToObject(m, "metadata");
+        cJSON *spec = cJSON_AddObjectToObject(m, "spec");
+        cJSON *ref = cJSON_AddObjectToObject(spec, "jobReference");
+        cJSON_AddStringToObject(m, "apiVersion", "flink.apache.org/v1beta1");
+        cJSON_AddStringToObject(m, "kind", "FlinkStateSnapshot");
+        cJSON_AddStringToObject(meta, "name", snap);
+        cJSON_AddObjectToObject(spec, "checkpoint");
+        cJSON_AddNumberToObject(spec, "backoffLimit", 0);
+        cJSON_AddStringToObject(ref, "kind", "FlinkDeployment");
+        cJSON_AddStringToObject(ref, "name", fd);
+        char *body = cJSON_PrintUnformatted(m);
+        cJSON_Delete(m);
+        if (!body)
+                return gp_err_set(err, GP_ERR_NOMEM, "out of memory");
+        snprintf(path, sizeof(path),
+                 "/apis/flink.apache.org/v1beta1/namespaces/%s/flinkstatesnapshots", ns);
+        snprintf(what, sizeof(what), "POST flinkstatesnapshot %s/%s (a checkpoint of %s)", ns,
+                 snap, fd);
+        gp_errcode_t rc =
+                gp_k8s_call(k, "POST", path, "application/json", body, what, NULL, NULL, err);
+        free(body);
+        return rc;
+}

@@ -74,6 +74,13 @@ gp_errcode_t gp_flinkdep_create(gp_k8s_t *k, const char *ns, const struct cJSON 
                                 gp_err_t *err);
 /* DELETEs ns/name. GP_ERR_NOT_FOUND when it is gone already. */
 gp_errcode_t gp_flinkdep_delete(gp_k8s_t *k, const char *ns, const char *name, gp_err_t *err);
+/* POSTs a FlinkStateSnapshot named snap of checkpoint type (spec.checkpoint
+ * {}, spec.jobReference {kind: FlinkDeployment, name: fd}, backoffLimit 0):
+ * the operator triggers one checkpoint of fd's running job. GP_ERR_DENIED
+ * without create on flinkstatesnapshots, GP_ERR_NOT_FOUND without the
+ * CRD, GP_ERR_CONFLICT when snap exists. */
+gp_errcode_t gp_flinkdep_checkpoint(gp_k8s_t *k, const char *ns, const char *fd,
+                                    const char *snap, gp_err_t *err);
 
 /* What the UPGRADE FlinkStateSnapshots of a FlinkDeployment say of one
  * savepoint path. */

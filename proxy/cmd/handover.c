@@ -17,7 +17,7 @@
 static const char *usage =
         "Usage: gate-proxy handover --k8s MAP [--namespace NS] [--kubeconfig PATH]\n"
         "                           --from OLD --to NEW [--to-file F] [--timeout S]\n"
-        "                           [--savepoint PATH]\n"
+        "                           [--savepoint PATH] [--no-checkpoint-request]\n"
         "       gate-proxy handover --k8s MAP ... --abort\n"
         "\n"
         "Hands the pipeline from the FlinkDeployment OLD to the FlinkDeployment NEW\n"
@@ -58,6 +58,11 @@ static const char *usage =
         "               OLD without taking a savepoint this command can prove (it\n"
         "               stops and says so, with the path it saw): a savepoint or a\n"
         "               checkpoint of OLD completed after CLEAR_TO_TEARDOWN\n"
+        "  --no-checkpoint-request  do not ask the operator for a checkpoint of OLD\n"
+        "               once the proxy has closed OLD's side (by default a\n"
+        "               FlinkStateSnapshot of checkpoint type: OLD's Kafka source\n"
+        "               commits its offsets on it, so the proxy's drain check\n"
+        "               passes without waiting for OLD's next periodic checkpoint)\n"
         "  --abort      give the hand-over up, before T is chosen: every record goes\n"
         "               back to OLD's colour; refused once T is chosen (records at or\n"
         "               after T already wait in NEW's topic): fix NEW and run again\n"
@@ -76,7 +81,18 @@ static const char *usage =
         "                     service account, else $KUBECONFIG, else ~/.kube/config)\n"
         "The RBAC it needs: deploy/kubernetes/handover/role.yaml.\n";
 
-enum { O_K8S = 1, O_NS, O_KC, O_FROM, O_TO, O_TO_FILE, O_TIMEOUT, O_ABORT, O_SAVEPOINT };
+enum {
+        O_K8S = 1,
+        O_NS,
+        O_KC,
+        O_FROM,
+        O_TO,
+        O_TO_FILE,
+        O_TIMEOUT,
+        O_ABORT,
+        O_SAVEPOINT,
+        O_NO_CHECKPOINT
+};
 
 int gp_handover_main(int argc, char **argv) {
         static const struct option opts[] = {
@@ -89,6 +105,7 @@ int gp_handover_main(int argc, char **argv) {
                 {"timeout", required_argument, 0, O_TIMEOUT},
                 {"abort", no_argument, 0, O_ABORT},
                 {"savepoint", required_argument, 0, O_SAVEPOINT},
+                {"no-checkpoint-request", no_argument, 0, O_NO_CHECKPOINT},
                 {0, 0, 0, 0},
         };
         gp_handover_opts_t o = {.timeout_ms = 900000};
@@ -124,6 +141,9 @@ int gp_handover_main(int argc, char **argv) {
                         break;
                 case O_SAVEPOINT:
                         o.savepoint = optarg;
+                        break;
+                case O_NO_CHECKPOINT:
+                        o.no_checkpoint = true;
                         break;
                 case O_TIMEOUT: {
                         int64_t s;

@@ -11,6 +11,7 @@
 
 #include "gate/agree.h"
 #include "gate/control.h"
+#include "gate/hoptime.h"
 #include "os/clock.h"
 #include "os/worker.h"
 #include "proxy/control/ctl.h"
@@ -34,6 +35,9 @@ struct gp_status {
         uint64_t writes[GP_MAP_WRITES]; /* by outcome (gp_status_writes) */
         bool cas_cutoff;                /* gate.membership=group */
         int64_t other_cutoff;           /* another T found in the map, GP_TS_NONE */
+        /* The hand-over's instants: the loop's (gp_status_hop), with T
+         * and CLEAR_TO_TEARDOWN written as this thread writes them. */
+        gp_hop_t hop;
         /* The thread's copy of st, written outside the lock; allocated
          * with the rest by gp_status_new, so the thread needs no memory of
          * its own. */
@@ -55,12 +59,23 @@ void gp_status_writes(gp_status_t *s, uint64_t out[GP_MAP_WRITES]) {
         pthread_mutex_unlock(&s->w.lock);
 }
 
+/* gate-proxy.hop as it stands. */
+static void hop_value(gp_status_t *s, char *b, size_t len) {
+        pthread_mutex_lock(&s->w.lock);
+        gp_hop_t h = s->hop;
+        pthread_mutex_unlock(&s->w.lock);
+        gp_hoptime_format(&h, b, len);
+}
+
 static void write_status(gp_status_t *s, const gp_status_kv_t *st) {
-        gp_kv_t kv[GP_STATUS_KEYS];
+        gp_kv_t kv[GP_STATUS_KEYS + 1];
+        char hop[GP_HOP_VALUE_MAX];
         gp_err_t err;
         for (size_t i = 0; i < st->n; i++)
                 kv[i] = (gp_kv_t){st->key[i], st->value[i]};
-        gp_errcode_t rc = gp_ctl_patch(s->ctl, kv, st->n, NULL, &err);
+        hop_value(s, hop, sizeof hop);
+        kv[st->n] = (gp_kv_t){GP_KEY_HOP, hop};
+        gp_errcode_t rc = gp_ctl_patch(s->ctl, kv, st->n + 1, NULL, &err);
         count(s, rc);
         /* A missing or unreadable map is left alone; the loop has said
          * why, once. */
@@ -103,10 +118,18 @@ static int publish(gp_status_t *s, const gp_gate_t *g) {
         if (!ctl || !gp_gate_publication(g, ctl, &pub))
                 return 0;
         gp_control_t base = *ctl;
-        char t[24];
+        char t[24], hop[GP_HOP_VALUE_MAX];
         gp_err_t err;
-        gp_kv_t kv[3];
+        gp_kv_t kv[4];
         size_t n = 0;
+        /* The instants of this write go with it (gate/hoptime.h): a
+         * reader that sees T or CLEAR_TO_TEARDOWN sees when. */
+        int64_t now = gp_now_ms();
+        pthread_mutex_lock(&s->w.lock);
+        gp_hop_t h = s->hop;
+        pthread_mutex_unlock(&s->w.lock);
+        bool t_now = pub.wm_stage == GP_WMS_SET && gp_hoptime_mark(&h, &h.t, now);
+        bool clear_now = pub.clear_to_teardown && gp_hoptime_mark(&h, &h.clear, now);
         if (pub.wm_stage != GP_WMS_NONE)
                 kv[n++] = (gp_kv_t){GP_KEY_WM_STAGE, gp_wm_stage_name(pub.wm_stage)};
         if (pub.wm_stage == GP_WMS_SET) {
@@ -115,12 +138,25 @@ static int publish(gp_status_t *s, const gp_gate_t *g) {
         }
         if (pub.clear_to_teardown)
                 kv[n++] = (gp_kv_t){GP_KEY_STAGE, "CLEAR_TO_TEARDOWN"};
+        if (t_now || clear_now) {
+                gp_hoptime_format(&h, hop, sizeof hop);
+                kv[n++] = (gp_kv_t){GP_KEY_HOP, hop};
+        }
         GP_FAULT("before-publish");
         gp_errcode_t rc = gp_ctl_patch(s->ctl, kv, n, &base, &err);
         count(s, rc);
         if (rc == GP_OK) {
+                pthread_mutex_lock(&s->w.lock);
+                if (s->hop.seen == h.seen) {
+                        if (t_now)
+                                gp_hoptime_mark(&s->hop, &s->hop.t, h.t);
+                        if (clear_now)
+                                gp_hoptime_mark(&s->hop, &s->hop.clear, h.clear);
+                }
+                pthread_mutex_unlock(&s->w.lock);
                 for (size_t i = 0; i < n; i++)
-                        gp_info("published %s=%s", kv[i].key, kv[i].value);
+                        if (strcmp(kv[i].key, GP_KEY_HOP))
+                                gp_info("published %s=%s", kv[i].key, kv[i].value);
                 return 1;
         }
         if (rc == GP_ERR_DROPPED) {
@@ -189,6 +225,7 @@ gp_status_t *gp_status_new(const gp_conf_t *conf, gp_err_t *err) {
                 return NULL;
         }
         s->other_cutoff = GP_TS_NONE;
+        gp_hoptime_init(&s->hop);
         s->cas_cutoff = conf->membership == GP_MEMBER_GROUP;
         if (!(s->ctl = gp_ctl_new_conf(conf, err)))
                 goto fail;
@@ -268,4 +305,17 @@ int64_t gp_status_other_cutoff(gp_status_t *s) {
         int64_t v = s->other_cutoff;
         pthread_mutex_unlock(&s->w.lock);
         return v;
+}
+
+void gp_status_hop(gp_status_t *s, const gp_hop_t *h) {
+        pthread_mutex_lock(&s->w.lock);
+        if (h->seen != s->hop.seen)
+                s->hop = *h; /* another hop: what this thread wrote was for the last */
+        else {
+                int64_t t = s->hop.t, clear = s->hop.clear;
+                s->hop = *h;
+                s->hop.t = t;
+                s->hop.clear = clear;
+        }
+        pthread_mutex_unlock(&s->w.lock);
 }

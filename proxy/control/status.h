@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "gate/gate.h"
+#include "gate/hoptime.h"
 #include "k8s/configmap.h"
 #include "proxy/conf/conf.h"
 
@@ -52,6 +53,12 @@ int gp_status_flush(gp_status_t *s, int64_t wait_ms);
  * missing), failed. */
 #define GP_MAP_WRITES 5 /* written, dropped, invalid, error; conflicts */
 void gp_status_writes(gp_status_t *s, uint64_t out[GP_MAP_WRITES]);
+
+/* The loop's instants of the hand-over (gate/hoptime.h): seen, closed,
+ * drained. The thread adds when it wrote T and CLEAR_TO_TEARDOWN (in the
+ * same write as each), and writes the whole as gate-proxy.hop with every
+ * status; a new h->seen starts a new record. */
+void gp_status_hop(gp_status_t *s, const gp_hop_t *h);
 
 /* gate.membership=group: a cutoff the map stores that is not the T the
  * committed gate routes by (reported, never followed nor written over),

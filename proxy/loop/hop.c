@@ -86,10 +86,13 @@ static void closing(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
         size_t newly = 0;
         for (size_t i = 0; i < p->n_pptrs; i++) {
                 gp_part_t *pt = p->pptrs[i];
-                if (!pt->closed &&
-                    gp_agree_part_close_due(pt, p->gate.cutoff, p->gate.cutoff_wall, &p->gconf,
-                                            now)) {
+                gp_close_rule_t r = pt->closed ? GP_CLOSE_NONE
+                                               : gp_agree_part_close_rule(pt, p->gate.cutoff,
+                                                                          p->gate.cutoff_wall,
+                                                                          &p->gconf, now);
+                if (r != GP_CLOSE_NONE) {
                         pt->closed = true;
+                        p->hop_by[r]++;
                         newly++;
                 }
         }
@@ -107,6 +110,11 @@ static void closing(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
                 snprintf(note, sizeof note, "%zu of %zu partition(s) closed", ag.closed,
                          ag.parts);
         } else if (ag.all_closed) {
+                /* The hand-over's close (gate/hoptime.h): by idleness when
+                 * any partition this instance owns closed so. */
+                int idle = p->hop_by[GP_CLOSE_IDLE];
+                gp_hoptime_closed(&p->hop, idle ? GP_CLOSE_IDLE : GP_CLOSE_WATERMARK, idle,
+                                  (int)p->n_pptrs, now);
                 int64_t stored = ctl->wm_stage == GP_WMS_SET ? ctl->toggle : GP_TS_NONE;
                 gp_agree_map_t map = gp_agree_map(stored, p->gate.cutoff);
                 bool drained = !gp_drainer_has(p->drain, p->gate.old_c) || drained_all(p);
@@ -134,6 +142,7 @@ static void closing(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
         }
         p->need_commit = true;
         p->close_note[0] = '\0';
+        gp_hoptime_mark(&p->hop, &p->hop.drained, now);
         gp_agreer_idle(p->agree);
         gp_info("old side %s closed: every one of the %zu source partitions closed it in its "
                 "committed checkpoint under T=%" PRId64 "%s; all records now go to %s",

@@ -28,6 +28,7 @@
 #include "gate/avro.h"
 #include "gate/extract.h"
 #include "gate/gate.h"
+#include "gate/hoptime.h"
 #include "proxy/control/ctl.h"
 #include "proxy/loop/agreer.h"
 #include "proxy/loop/drainer.h"
@@ -157,8 +158,11 @@ struct gp_proxy {
         bool rb_ended;   /* a rebalance committed or aborted the open window */
         bool rb_rewound; /* ... and rewound: the batch being read is dropped */
         int rb_exit;     /* a rebalance failed: the exit code, 0: none */
-        char close_note[160];    /* group: what the close waits for, as last logged */
-        size_t agree_other_said; /* group: lines under other settings, as last logged */
+        char close_note[160];     /* group: what the close waits for, as last logged */
+        gp_hop_t hop;             /* the hand-over's instants (gate/hoptime.h) */
+        int64_t hop_posted_close; /* hop.closed as last posted at once to the status */
+        int hop_by[GP_CLOSE__N];  /* group: owned partitions closed by each rule */
+        size_t agree_other_said;  /* group: lines under other settings, as last logged */
 
         pthread_mutex_t lock; /* guards stats, kstats */
         /* The last librdkafka statistics (JSON) of the producer [0] and

@@ -217,6 +217,50 @@ static void refused(gp_proxy_t *p, int reason) {
         pthread_mutex_unlock(&p->lock);
 }
 
+/* The hand-over's instants (gate/hoptime.h) this boundary reached, after
+ * the gate's step: a new transition starts the record, TRANSITIONING seen,
+ * with assign the close rule first holding and the gate closing (the drain
+ * check passed); with group, hop.c records the close. Handed to the status
+ * thread, which adds T and CLEAR_TO_TEARDOWN as it writes them. */
+static void hop_track(gp_proxy_t *p, const gp_gate_t *before, const gp_step_t *st,
+                      int64_t now) {
+        const gp_control_t *map = gp_ctl_current(p->ctl);
+        bool open = p->gate.phase == GP_PHASE_WAITING || p->gate.phase == GP_PHASE_SPLIT ||
+                    p->gate.phase == GP_PHASE_CLOSED;
+        if (st->events & GP_EV_TRANSITION) {
+                gp_hoptime_init(&p->hop);
+                p->hop_posted_close = GP_TS_NONE;
+                memset(p->hop_by, 0, sizeof p->hop_by);
+        }
+        if (open && p->hop.seen == GP_TS_NONE && map->stage == GP_STAGE_TRANSITIONING &&
+            !map->is_first && map->active == p->gate.new_c && p->gate.old_c != p->gate.new_c) {
+                gp_hoptime_start(&p->hop, now);
+                memset(p->hop_by, 0, sizeof p->hop_by);
+        }
+        if (!p->group) {
+                /* The gate closes at once when the rule holds and no drain
+                 * check waits: then both instants are now. */
+                const gp_gate_t *g = st->events & GP_EV_CLOSED ? before : &p->gate;
+                gp_close_rule_t r = gp_gate_close_rule(g, &p->wv, &p->gconf, now);
+                if (r != GP_CLOSE_NONE && !(st->events & GP_EV_FORCED))
+                        gp_hoptime_closed(&p->hop, r, p->wv.idle, (int)p->n_pptrs, now);
+        }
+        if (st->events & GP_EV_FORCED)
+                gp_hoptime_closed(&p->hop, GP_CLOSE_FORCED, p->wv.idle, (int)p->n_pptrs, now);
+        if (st->events & GP_EV_CLOSED)
+                gp_hoptime_mark(&p->hop, &p->hop.drained, now);
+        if (!p->status)
+                return;
+        gp_status_hop(p->status, &p->hop);
+        /* The close is news at once, not at the next status interval:
+         * `gate-proxy handover` asks for the old job's checkpoint on it. */
+        if (p->hop.closed != p->hop_posted_close) {
+                p->hop_posted_close = p->hop.closed;
+                if (p->hop.closed != GP_TS_NONE)
+                        status_task(p, now);
+        }
+}
+
 /* Task, at every boundary: the control map, the watermark, the gate's
  * decisions (T, the close). */
 static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
@@ -294,6 +338,7 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
                 if (p->agree)
                         gp_hop_step(p, gp_ctl_current(p->ctl), now);
         }
+        hop_track(p, &before, &st, now);
         if (changed) {
                 p->need_commit = true;
                 if (st.events & GP_EV_TRANSITION)
@@ -684,6 +729,8 @@ int gp_proxy_run(gp_proxy_t *p) {
         };
         size_t n_tasks = sizeof(tasks) / sizeof(tasks[0]);
         p->wv = (gp_wm_view_t){.wm = GP_TS_NONE};
+        gp_hoptime_init(&p->hop);
+        p->hop_posted_close = GP_TS_NONE;
         gp_info("gate-proxy %s (librdkafka %s): pipeline %s, brokers %s, control %s, %s, "
                 "event time %s",
                 GP_VERSION, rd_kafka_version_str(), p->conf->pipeline, brokers(p->conf),

@@ -34,6 +34,7 @@
 #include <cjson/cJSON.h>
 
 #include "gate/control.h"
+#include "gate/hoptime.h"
 #include "gate/timeparse.h"
 #include "k8s/client.h"
 #include "k8s/flinkdep.h"
@@ -78,8 +79,12 @@ typedef struct {
         char sp[1024];           /* the savepoint the new job starts from */
         const char *explicit_sp; /* --savepoint, or NULL */
         int64_t suspended_at, running_after;
-        bool waited_snapshot; /* the suspend waited for a snapshot to complete */
-        gp_progress_t pr;     /* the progress lines */
+        bool waited_snapshot;    /* the suspend waited for a snapshot to complete */
+        gp_progress_t pr;        /* the progress lines */
+        int64_t step_ms[S_DONE]; /* each step's time in this run, -1: not taken in it */
+        gp_hop_t hop;            /* the proxy's gate-proxy.hop at the clear */
+        bool no_checkpoint;      /* --no-checkpoint-request */
+        int asked;               /* a checkpoint of OLD: 0 not yet, 1 asked, -1 could not */
 } ho_t;
 
 static int fail(const char *fmt, ...) {
@@ -419,6 +424,56 @@ static int step_cutover(ho_t *h) {
         return gp_ops_ctl_cutover(h->ctl, &o);
 }
 
+/* The proxy's instants of this hand-over from the map (gate/hoptime.h);
+ * said when the value is not valid, left unset when there is none. */
+static void hop_read(ho_t *h, const gp_cm_t *cm) {
+        const char *v = cm_get(cm, GP_KEY_HOP);
+        char err[200];
+        if (*v && gp_hoptime_parse(&h->hop, v, strlen(v), err, sizeof err))
+                gp_progress_note(&h->pr, "clear: the proxy's hand-over time is unreadable: %s",
+                                 err);
+}
+
+/* Once the proxy has closed the old side (gate-proxy.hop close=), what
+ * keeps CLEAR_TO_TEARDOWN is the old job's group committing every record
+ * before T, which a Flink Kafka source does when a checkpoint completes:
+ * the operator is asked for one checkpoint of OLD now (a FlinkStateSnapshot
+ * of checkpoint type), rather than waiting for OLD's next periodic one.
+ * Once per run; a refusal (no create on flinkstatesnapshots, no CRD) is
+ * said in one line and the hand-over goes on without it. */
+static void ask_checkpoint(ho_t *h, const gp_cm_t *cm) {
+        gp_hop_t hop;
+        char why[200], snap[256];
+        const char *v = cm_get(cm, GP_KEY_HOP);
+        if (h->no_checkpoint || h->asked || !*v ||
+            gp_hoptime_parse(&hop, v, strlen(v), why, sizeof why) ||
+            hop.closed == GP_TS_NONE || hop.drained != GP_TS_NONE)
+                return;
+        gp_err_t err;
+        snprintf(snap, sizeof snap, "%.200s-checkpoint-handover-%" PRId64, h->from,
+                 gp_now_ms());
+        gp_errcode_t rc = gp_flinkdep_checkpoint(h->k, h->ns, h->from, snap, &err);
+        if (rc == GP_OK || rc == GP_ERR_CONFLICT) {
+                h->asked = 1;
+                gp_progress_note(&h->pr,
+                                 "clear: the proxy closed %s's side; asked the operator for a "
+                                 "checkpoint of %s (FlinkStateSnapshot %s/%s), on which its "
+                                 "Kafka source commits what it read",
+                                 h->from, h->from, h->ns, snap);
+                return;
+        }
+        h->asked = -1;
+        gp_progress_note(
+                &h->pr,
+                "clear: no checkpoint asked of the operator (%s%s); the drain waits for "
+                "%s's next checkpoint of its own",
+                err.msg,
+                rc == GP_ERR_DENIED      ? ": the Role lacks create on flinkstatesnapshots"
+                : rc == GP_ERR_NOT_FOUND ? ": is the FlinkStateSnapshot CRD installed?"
+                                         : "",
+                h->from);
+}
+
 static int step_clear(ho_t *h) {
         int64_t end = gp_mono_ms() + h->timeout_ms, away = -1;
         for (;;) {
@@ -466,6 +521,10 @@ static int step_clear(ho_t *h) {
                         *cm_get(cm, GP_KEY_ERROR) ? " proxy error: " : "",
                         cm_get(cm, GP_KEY_ERROR));
                 int done = !strcmp(stage, "CLEAR_TO_TEARDOWN") && h->t != GP_TS_NONE;
+                if (done)
+                        hop_read(h, cm);
+                else
+                        ask_checkpoint(h, cm);
                 gp_cm_destroy(cm);
                 if (done)
                         return 0;
@@ -911,6 +970,11 @@ static int step_finish(ho_t *h) {
 static void said_clear(ho_t *h, double secs) {
         gp_progress_note(&h->pr, "clear: CLEAR_TO_TEARDOWN at T=%" PRId64 " (%.1f s)", h->t,
                          secs);
+        if (h->hop.seen != GP_TS_NONE) {
+                char d[600];
+                gp_hoptime_describe(&h->hop, d, sizeof d);
+                gp_progress_note(&h->pr, "clear: the proxy's time: %s", d);
+        }
 }
 
 static void said_suspend(ho_t *h, double secs) {
@@ -958,6 +1022,42 @@ static step_t parse_step(const char *s) {
 static int record_step(ho_t *h, step_t s) {
         gp_kv_t kv[] = {{HO_STEP, describe_step(s)}};
         return record(h, kv, 1);
+}
+
+/* " key=MS" or " key=-". */
+static void ms_field(const char *key, int64_t ms) {
+        if (ms < 0)
+                printf(" %s=-", key);
+        else
+                printf(" %s=%" PRId64, key, ms);
+}
+
+/* Where the time went: the proxy's phases (gate/hoptime.h), then this
+ * command's steps in this run ("-": taken in an earlier run, or not
+ * seen). */
+static void time_line(const ho_t *h) {
+        int64_t ph[4];
+        gp_hoptime_phases(&h->hop, ph);
+        gp_progress_break();
+        printf("handover-time:");
+        ms_field("T_ms", ph[0]);
+        ms_field("close_ms", ph[1]);
+        printf(" rule=%s", gp_close_rule_name(h->hop.rule));
+        if (h->hop.rule != GP_CLOSE_NONE)
+                printf(" idle=%d/%d", h->hop.idle, h->hop.parts);
+        ms_field("drain_ms", ph[2]);
+        ms_field("clear_ms", ph[3]);
+        ms_field("proxy_ms", h->hop.seen != GP_TS_NONE && h->hop.clear != GP_TS_NONE
+                                     ? h->hop.clear - h->hop.seen
+                                     : -1);
+        for (int s = 0; s < S_DONE; s++) {
+                char key[32];
+                /* clear_ms is the proxy's phase: the step is clear_step_ms. */
+                snprintf(key, sizeof key, "%s%s_ms", steps[s].name,
+                         s == S_CLEAR ? "_step" : "");
+                ms_field(key, h->step_ms[s]);
+        }
+        putchar('\n');
 }
 
 static void final_line(const ho_t *h) {
@@ -1049,7 +1149,11 @@ static int ho_open(ho_t *h, const gp_handover_opts_t *o) {
                     .to = o->to,
                     .timeout_ms = o->timeout_ms,
                     .t = GP_TS_NONE,
-                    .explicit_sp = o->savepoint};
+                    .explicit_sp = o->savepoint,
+                    .no_checkpoint = o->no_checkpoint};
+        for (int s = 0; s < S_DONE; s++)
+                h->step_ms[s] = -1;
+        gp_hoptime_init(&h->hop);
         gp_progress_init(&h->pr);
         gp_k8s_conf_t *conf = gp_k8s_conf_load(o->kubeconfig, &err);
         if (!conf)
@@ -1160,7 +1264,8 @@ static int take_steps(ho_t *h, step_t s) {
                                 row->name, h->from, h->to);
                         return 1;
                 }
-                double secs = (double)(gp_mono_ms() - began) / 1000.0;
+                h->step_ms[s] = gp_mono_ms() - began;
+                double secs = (double)h->step_ms[s] / 1000.0;
                 if (row->said)
                         row->said(h, secs);
                 else
@@ -1168,6 +1273,15 @@ static int take_steps(ho_t *h, step_t s) {
         }
         if (record_step(h, S_DONE))
                 return 1;
+        if (h->hop.seen == GP_TS_NONE) {
+                /* The clear was taken in an earlier run: the map still
+                 * holds the proxy's instants until its next hand-over. */
+                gp_cm_t *cm = load_map(h);
+                if (cm)
+                        hop_read(h, cm);
+                gp_cm_destroy(cm);
+        }
+        time_line(h);
         final_line(h);
         return 0;
 }

@@ -7,6 +7,7 @@
 #ifndef GP_PROXY_OPS_HANDOVER_H
 #define GP_PROXY_OPS_HANDOVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct gp_handover_opts {
@@ -20,6 +21,8 @@ typedef struct gp_handover_opts {
         const char *savepoint;  /* --savepoint: the path NEW starts from once OLD is
                                  * suspended, when the operator recorded none this
                                  * command can prove (NULL: prove it) */
+        bool no_checkpoint;     /* --no-checkpoint-request: do not ask the operator
+                                 * for a checkpoint of OLD once the proxy closed */
 } gp_handover_opts_t;
 
 /* Hands over from o->from to o->to, or goes on with the recorded

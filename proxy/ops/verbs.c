@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "gate/control.h"
+#include "gate/hoptime.h"
 #include "gate/timeparse.h"
 #include "proxy/base/log.h"
 #include "proxy/control/ctl.h"
@@ -370,12 +371,39 @@ int gp_ops_ctl_abort(gp_ctl_t *ctl, int has_to, gp_colour_t to) {
         return 0;
 }
 
+/* A JSON string's characters, escaped. */
+static void json_chars(const char *s) {
+        for (; *s; s++) {
+                if (*s == '"' || *s == '\\')
+                        printf("\\%c", *s);
+                else if ((unsigned char)*s < 0x20)
+                        printf("\\u%04x", *s);
+                else
+                        putchar(*s);
+        }
+}
+
+/* gate-proxy.hop for people (gate/hoptime.h): 1 with the description in
+ * b, 0 when the map has none, -1 (the reason in b) when it is not valid. */
+static int hop_described(const gp_cm_t *cm, char *b, size_t len) {
+        const char *v = gp_cm_get(cm, GP_KEY_HOP);
+        gp_hop_t h;
+        if (!v || !*v)
+                return 0;
+        if (gp_hoptime_parse(&h, v, strlen(v), b, len))
+                return -1;
+        gp_hoptime_describe(&h, b, len);
+        return 1;
+}
+
 int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
         gp_cm_t *cm = load("status", ctl, NULL);
         size_t n;
+        char hop[600];
         if (!cm)
                 return 1;
         const gp_kv_t *kv = gp_cm_data(cm, &n);
+        int hop_rc = hop_described(cm, hop, sizeof hop);
         if (json) {
                 printf("{");
                 for (size_t i = 0; i < n; i++) {
@@ -383,14 +411,13 @@ int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
                         for (const char *s = kv[i].key; *s; s++)
                                 printf(*s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
                         printf("\": \"");
-                        for (const char *s = kv[i].value; *s; s++) {
-                                if (*s == '"' || *s == '\\')
-                                        printf("\\%c", *s);
-                                else if ((unsigned char)*s < 0x20)
-                                        printf("\\u%04x", *s);
-                                else
-                                        putchar(*s);
-                        }
+                        json_chars(kv[i].value);
+                        printf("\"");
+                }
+                /* The hand-over's time in words, beside its value. */
+                if (hop_rc) {
+                        printf("%s\n  \"hand-over\": \"", n ? "," : "");
+                        json_chars(hop);
                         printf("\"");
                 }
                 printf("\n}\n");
@@ -460,6 +487,8 @@ int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
                        get(cm, GP_KEY_HANDOVER "savepoint"));
         if (*get(cm, GP_KEY_DRAIN) != '-')
                 printf("drain       %s\n", get(cm, GP_KEY_DRAIN));
+        if (hop_rc)
+                printf("hand-over   %s%s\n", hop_rc < 0 ? "unreadable: " : "", hop);
         if (*get(cm, GP_KEY_WARNING) != '-')
                 printf("warning     %s\n", get(cm, GP_KEY_WARNING));
         gp_cm_destroy(cm);

@@ -51,7 +51,10 @@
 # make e2e print them at the end). GP_FLINK_HEAP sets the JVM heap (default
 # 1500m). GP_HANDOVER_FAULTS sets the operator stand-in's faults for the
 # handover path (Orchestrated.java, Operator.java), e.g.
-# "window-green=slow=1500;running-blue=conflict".
+# "window-green=slow=1500;running-blue=conflict". GP_HANDOVER_KILLS=0 runs
+# the handover path with no command or proxy SIGKILLed (a hand-over's time
+# undisturbed: its e2e-hop: lines); GP_CHECKPOINT_REQUEST=no runs its
+# commands with --no-checkpoint-request.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -124,8 +127,9 @@ source "$ROOT/tests/integration/lib.sh"
 
 # handover_rbac NS MAP...: the Role of PROXY_KC's user for `gate-proxy
 # handover` and its proxies: FlinkDeployments to read, create, patch and
-# delete; FlinkStateSnapshots to read; exactly the maps MAP... to follow and
-# patch. No /status: only the operator writes that.
+# delete; FlinkStateSnapshots to read and create (a checkpoint of the old
+# job); exactly the maps MAP... to follow and patch. No /status: only the
+# operator writes that.
 handover_rbac() {
   local ns=$1; shift
   local names
@@ -140,7 +144,7 @@ rules:
   verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [flink.apache.org]
   resources: [flinkstatesnapshots]
-  verbs: [get, list, watch]
+  verbs: [get, list, watch, create]
 - apiGroups: [""]
   resources: [configmaps]
   resourceNames: [${names%, }]
@@ -192,7 +196,9 @@ case "$cmd" in
     java_run Orchestrated --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" --work "$WORK/run" \
       --run "$RUN" --namespace "$NS" --kubeconfig "$PROXY_KC" \
       --api "$("$K8S" url)" --token "$("$K8S" token admin)" --ca "$("$K8S" ca)" \
-      ${GP_HANDOVER_FAULTS:+--faults "$GP_HANDOVER_FAULTS"} ;;
+      ${GP_HANDOVER_FAULTS:+--faults "$GP_HANDOVER_FAULTS"} \
+      ${GP_HANDOVER_KILLS:+--command-kills "$GP_HANDOVER_KILLS" --proxy-kills "$GP_HANDOVER_KILLS"} \
+      ${GP_CHECKPOINT_REQUEST:+--checkpoint-request "$GP_CHECKPOINT_REQUEST"} ;;
   handover-faults)
     source "$ROOT/tests/integration/k8s_lib.sh"
     NS=gp-flink-$RUN_ID

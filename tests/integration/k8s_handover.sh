@@ -4,9 +4,9 @@
 #   1. the ServiceAccount, Role and RoleBinding are accepted;
 #   2. `kubectl auth can-i` as that ServiceAccount allows exactly what the
 #      Role lists (FlinkDeployments get, list, watch, create, patch, delete;
-#      FlinkStateSnapshots get, list, watch; the one ConfigMap get, patch)
+#      FlinkStateSnapshots get, list, watch, create; the one ConfigMap get, patch)
 #      and nothing around it (update, the /status subresources, other
-#      ConfigMaps, Secrets, Pods, snapshot writes);
+#      ConfigMaps, Secrets, Pods, snapshot patches and deletes);
 #   3. the example FlinkDeployments are valid against the real CRD, and the
 #      ServiceAccount can create them;
 #   4. `gate-proxy handover` as that ServiceAccount refuses, with the field
@@ -17,9 +17,23 @@
 #      CLEAR_TO_TEARDOWN comes; `gate-proxy status` shows where it is;
 #      another pair is refused meanwhile; --abort is refused once T is
 #      published, and before T gives every record back to the old colour and
-#      clears its keys; a second --abort has nothing to abort.
-# Needs no broker and no Flink: no operator runs here.
-: "${GP_BOOTSTRAP:=unused-by-k8s_handover_rbac}"
+#      clears its keys; a second --abort has nothing to abort;
+#   6. a whole hand-over's time, accounted for (docs/DESIGN.md, A hand-over's
+#      time): a real proxy on the broker follows the map while records flow,
+#      the old colour's group commits as a Flink job does on its checkpoints
+#      (kcat committing every 4 s, the job's checkpoint interval), and this
+#      script plays the operator's part on the FlinkDeployments' status and
+#      honours a FlinkStateSnapshot of checkpoint type (the group commits at
+#      once: kcat's close commits; IN_PROGRESS then COMPLETED); `gate-proxy handover` runs four
+#      hops: every partition active, then one partition idle, each without
+#      and with its checkpoint request (--no-checkpoint-request), and each
+#      prints a `hop:` line with the proxy's phases and the command's steps,
+#      whose accounting must hold (phases summing to the proxy's whole, the
+#      close rule of the case, every step timed, the request said and
+#      honoured, the drain within the checkpoint's reach).
+# Needs GP_BOOTSTRAP (a broker) for part 6; no Flink and no operator run here.
+: "${GP_BOOTSTRAP:?part 6 runs a proxy: a broker (tests/kafka/broker.sh)}"
+command -v kcat >/dev/null || { echo "k8s_handover.sh: kcat not found (part 6's old job)" >&2; exit 1; }
 export GP_BOOTSTRAP
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/k8s_lib.sh"
@@ -29,7 +43,16 @@ DIR=$REPO/deploy/kubernetes/handover
 NS=gp-handover-rbac-$RUN_ID
 SA=gate-proxy-handover
 CM=orders-configmap
-trap 'rc=$?; rm -f "$WORK/sa.token" "$WORK/sa.kubeconfig"; k8s_fixture_down; (exit $rc); finish_test' EXIT
+BG_PIDS=()
+stop_bg() { # the stand-in and the old job's group of part 6, the proxy
+  local p
+  for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  BG_PIDS=()
+  rm -f "$WORK"/job-*.run
+  for p in "$WORK"/job-*.pid; do [ -f "$p" ] && kill -TERM "$(cat "$p")" 2>/dev/null || true; done
+  if [ -n "${PROXY_PID:-}" ]; then kill -TERM "$PROXY_PID" 2>/dev/null || true; wait "$PROXY_PID" 2>/dev/null || true; fi
+}
+trap 'rc=$?; stop_bg; rm -f "$WORK/sa.token" "$WORK/sa.kubeconfig"; k8s_fixture_down; (exit $rc); finish_test' EXIT
 
 k8s_fixture_up
 k8s_flink_crds
@@ -59,11 +82,11 @@ expect() { # yes|no VERB RESOURCE
   fi
 }
 for v in get list watch create patch delete; do expect yes "$v" flinkdeployments.flink.apache.org; done
-for v in get list watch; do expect yes "$v" flinkstatesnapshots.flink.apache.org; done
+for v in get list watch create; do expect yes "$v" flinkstatesnapshots.flink.apache.org; done
 for v in get patch; do expect yes "$v" "configmaps/$CM"; done
 for v in update deletecollection; do expect no "$v" flinkdeployments.flink.apache.org; done
 for v in get patch update; do expect no "$v" flinkdeployments.flink.apache.org/status; done
-for v in create patch update delete; do expect no "$v" flinkstatesnapshots.flink.apache.org; done
+for v in patch update delete; do expect no "$v" flinkstatesnapshots.flink.apache.org; done
 expect no patch flinkstatesnapshots.flink.apache.org/status
 expect no get flinksessionjobs.flink.apache.org
 for v in watch update delete; do expect no "$v" "configmaps/$CM"; done
@@ -223,4 +246,193 @@ set +e
 "$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --abort >"$WORK/h6.out" 2>&1; rc=$?
 set -e
 [ "$rc" = 1 ] && grep -q "no hand-over in progress" "$WORK/h6.out" || fail "a second --abort: exit $rc"
-say "PASS: the Role allows exactly its list; the examples fit the CRD; refusals name the field; --to-file and --abort"
+
+say "6. a whole hand-over's time: a proxy, the old job's group, a stand-in for the operator"
+S=gp-hop-$RUN_ID
+"$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 2 --quiet >/dev/null
+kc -n "$NS" create role gate-proxy-run --verb=get,watch,patch --resource=configmaps \
+  --resource-name="$CM" >/dev/null
+kc -n "$NS" create rolebinding gate-proxy-run --role=gate-proxy-run --user=gate-proxy >/dev/null
+k8s_write_conf p "$S" "$CM" "gate.drain.group.blue=$S-job-blue" "gate.drain.group.green=$S-job-green" \
+  "gate.lateness.ms=300"
+start_proxy p
+beat() { [ -n "$(kc -n "$NS" get configmap "$CM" -o jsonpath='{.data.gate-proxy\.heartbeat}')" ]; }
+wait_for "the proxy's first status" 60 beat
+
+# The operator's part, on status only (no operator runs here): a suspended
+# spec with upgradeMode savepoint becomes SUSPENDED with a new savepoint
+# (the legacy record: no FlinkStateSnapshot), a spec running from a
+# savepoint becomes STABLE and RUNNING from it. Every 0.2 s.
+# A FlinkStateSnapshot of checkpoint type: the job's checkpoint, on which
+# its Kafka source commits what it read (the group of the FlinkDeployment's
+# colour commits at once), IN_PROGRESS, then COMPLETED with its path.
+checkpoints() {
+  local snap fd
+  kc -n "$NS" get flinkstatesnapshots -o json 2>/dev/null | python3 -c '
+import json, sys
+for i in json.load(sys.stdin)["items"]:
+    if "checkpoint" in i["spec"] and not (i.get("status") or {}).get("state"):
+        print(i["metadata"]["name"], i["spec"]["jobReference"]["name"])' |
+  while read -r snap fd; do
+    kc -n "$NS" patch flinkstatesnapshot "$snap" --subresource status --type merge \
+      -p '{"status":{"state":"IN_PROGRESS","triggerId":"standin"}}' >/dev/null
+    case $fd in *green*) c=green ;; *) c=blue ;; esac
+    pid=$(cat "$WORK/job-$c.pid" 2>/dev/null) || pid=""
+    if [ -n "$pid" ]; then
+      kill -TERM "$pid" 2>/dev/null || true
+      while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    fi
+    kc -n "$NS" patch flinkstatesnapshot "$snap" --subresource status --type merge \
+      -p "{\"status\":{\"state\":\"COMPLETED\",\"path\":\"file:/tmp/gp-cp/$fd/$snap\"}}" >/dev/null
+    echo "checkpoint $snap of $fd: COMPLETED"
+  done
+}
+standin() {
+  local n=0 fd spec gen path
+  while :; do
+    checkpoints
+    for fd in $(kc -n "$NS" get flinkdeployments -o jsonpath='{.items[*].metadata.name}'); do
+      spec=$(kc -n "$NS" get flinkdeployment "$fd" -o jsonpath='{.spec.job.state}/{.spec.job.upgradeMode}/{.status.lifecycleState}/{.metadata.generation}/{.status.observedGeneration}' 2>/dev/null) || continue
+      IFS=/ read -r state mode life gen obs <<<"$spec"
+      [ "$obs" = "$gen" ] && [ -n "$life" ] && continue
+      if [ "$state" = suspended ] && [ "$mode" = savepoint ] && [ "$life" = STABLE ]; then
+        n=$((n + 1)); path="file:/tmp/gp-sp/$fd/savepoint-$RUN_ID-$n"
+        kc -n "$NS" patch flinkdeployment "$fd" --subresource status --type merge -p "{\"status\":{
+          \"lifecycleState\":\"SUSPENDED\",\"observedGeneration\":$gen,
+          \"reconciliationStatus\":{\"state\":\"DEPLOYED\",\"lastReconciledSpec\":\"{\\\"spec\\\":{\\\"job\\\":{\\\"upgradeMode\\\":\\\"savepoint\\\",\\\"state\\\":\\\"suspended\\\"}}}\"},
+          \"jobStatus\":{\"state\":\"FINISHED\",\"upgradeSavepointPath\":\"$path\",
+            \"savepointInfo\":{\"lastSavepoint\":{\"location\":\"$path\"}}}}}" >/dev/null
+      elif [ "$state" = running ]; then
+        path=$(kc -n "$NS" get flinkdeployment "$fd" -o jsonpath='{.spec.job.initialSavepointPath}')
+        kc -n "$NS" patch flinkdeployment "$fd" --subresource status --type merge -p "{\"status\":{
+          \"lifecycleState\":\"STABLE\",\"observedGeneration\":$gen,
+          \"reconciliationStatus\":{\"state\":\"DEPLOYED\",\"lastReconciledSpec\":\"{}\"},
+          \"jobStatus\":{\"state\":\"RUNNING\",\"upgradeSavepointPath\":\"$path\"}}}" >/dev/null
+      fi
+    done
+    sleep 0.2
+  done
+}
+standin >"$WORK/standin.log" 2>&1 &
+BG_PIDS+=($!)
+# The old job: kcat in the old colour's group, read_committed, committing
+# its position every 4 s, as a Flink job's KafkaSource commits on each
+# completed checkpoint (interval 4 s). A checkpoint asked of the stand-in
+# is a commit now: kcat is stopped (its close commits) and starts again.
+JOB_CHECKPOINT_S=4
+job_group() { # COLOUR
+  touch "$WORK/job-$1.run"
+  while [ -f "$WORK/job-$1.run" ]; do
+    kcat -C -b "$GP_BOOTSTRAP" -G "$S-job-$1" "$S.$1" -q -f '%o\n' \
+      -X isolation.level=read_committed -X auto.offset.reset=earliest \
+      -X enable.auto.commit=true -X auto.commit.interval.ms=$((JOB_CHECKPOINT_S * 1000)) \
+      >/dev/null 2>>"$WORK/kcat-$1.err" &
+    echo $! >"$WORK/job-$1.pid"
+    wait $! || true
+  done
+}
+job_stop() { # COLOUR
+  rm -f "$WORK/job-$1.run"
+  kill -TERM "$(cat "$WORK/job-$1.pid")" 2>/dev/null || true
+}
+
+# hop CASE ASK FROM TO OLD_COLOUR [gp-produce options]: records flow (event
+# time as wall time), the command hands over (ASK: yes, or no with
+# --no-checkpoint-request), its handover-time: line becomes the hop: line,
+# and the accounting is checked
+hop() {
+  local case=$1 ask=$2 from=$3 to=$4 old=$5; shift 5
+  local opt=()
+  [ "$ask" = yes ] || opt=(--no-checkpoint-request)
+  # NEW: created suspended, never deployed, from the example of its colour
+  if ! kc -n "$NS" get flinkdeployment "$to" >/dev/null 2>&1; then
+    sed -e "s/name: orders-$( [ "$old" = blue ] && echo green || echo blue)\$/name: $to/" \
+      -e 's/^    state: running$/    state: suspended/' \
+      "$DIR/flinkdeployment-$( [ "$old" = blue ] && echo green || echo blue).yaml" >"$WORK/$to.yaml"
+    kc -n "$NS" create -f "$WORK/$to.yaml" >/dev/null
+  fi
+  [ "$(kc -n "$NS" get flinkdeployment "$to" -o jsonpath='{.spec.job.state}')" = suspended ] \
+    || fail "$to is not suspended"
+  "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 100000 --rate 200 --ts-step 5 \
+    --quiet "$@" >/dev/null 2>&1 &
+  local prod=$!
+  BG_PIDS+=("$prod")
+  job_group "$old" &
+  local job=$!
+  BG_PIDS+=("$job")
+  sleep 5 # every partition has records (or, the idle case, is idle past 2 s)
+  set +e
+  "$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from "$from" --to "$to" \
+    --timeout 60 "${opt[@]}" >"$WORK/hop-$case.out" 2>"$WORK/hop-$case.err"; local rc=$?
+  set -e
+  job_stop "$old"
+  kill "$prod" 2>/dev/null || true
+  wait "$prod" "$job" 2>/dev/null || true
+  cat "$WORK/hop-$case.out" "$WORK/hop-$case.err"
+  [ "$rc" = 0 ] || fail "the $case hand-over failed (exit $rc)"
+  if [ "$ask" = yes ]; then
+    grep -q "clear: the proxy closed $from's side; asked the operator for a checkpoint of $from" "$WORK/hop-$case.out" \
+      || fail "$case: the command did not ask for a checkpoint of $from"
+    grep -q "checkpoint $from-checkpoint-handover-[0-9]* of $from: COMPLETED" "$WORK/standin.log" \
+      || fail "$case: the stand-in completed no checkpoint of $from"
+  else
+    ! grep -q "asked the operator for a checkpoint" "$WORK/hop-$case.out" || fail "$case: a checkpoint was asked with --no-checkpoint-request"
+  fi
+  grep -q "clear: the proxy's time: T written .* s after TRANSITIONING; old side closed" "$WORK/hop-$case.out" \
+    || fail "$case: the clear step did not say the proxy's time"
+  local line
+  line=$(grep '^handover-time:' "$WORK/hop-$case.out") || fail "$case: no handover-time: line"
+  python3 - "$case" "$line" "$ask" "$JOB_CHECKPOINT_S" <<'PY' || fail "$case: the accounting does not hold: $line"
+import sys
+case, line, ask, interval = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]) * 1000
+f = dict(w.split("=", 1) for w in line.split()[1:])
+ms = lambda k: int(f[k])  # a "-" fails here: every phase and step must be timed
+phases = [ms(k) for k in ("T_ms", "close_ms", "drain_ms", "clear_ms")]
+ok = True
+def need(c, what):
+    global ok
+    if not c:
+        print("hop: %s: %s" % (case, what)); ok = False
+need(all(p >= 0 for p in phases), "a negative phase")
+need(abs(sum(phases) - ms("proxy_ms")) <= 2, "the phases sum to %d, not the proxy's %d ms" % (sum(phases), ms("proxy_ms")))
+need(ms("proxy_ms") <= ms("clear_step_ms") + ms("cutover_ms") + 250,
+     "the proxy's %d ms do not fit in the command's cutover and clear steps" % ms("proxy_ms"))
+want = {"active": ("watermark", "0/2"), "idle": ("idle", "1/2")}[case]
+need((f["rule"], f["idle"]) == want, "rule=%s idle=%s, not %s idle=%s" % (f["rule"], f["idle"], *want))
+for k in ("suspend_ms", "start_ms", "finish_ms"):
+    ms(k)
+# The drain waits for a commit: the job's next checkpoint, or the one asked.
+need(ms("drain_ms") <= (interval + 2500 if ask == "no" else 3000),
+     "drained %s ms after the close (checkpoint asked: %s)" % (f["drain_ms"], ask))
+sys.exit(0 if ok else 1)
+PY
+  HOP_LINE=$(python3 - "$case" "$line" "$ask" <<'PY'
+import sys
+f = dict(w.split("=", 1) for w in sys.argv[2].split()[1:])
+print("hop: case=%s checkpoint_request=%s T_ms=%s close_ms=%s rule=%s idle=%s drain_ms=%s clear_ms=%s proxy_ms=%s clear_step_ms=%s suspend_ms=%s start_ms=%s finish_ms=%s"
+      % (sys.argv[1], sys.argv[3], f["T_ms"], f["close_ms"], f["rule"], f["idle"], f["drain_ms"], f["clear_ms"], f["proxy_ms"],
+         f["clear_step_ms"], f["suspend_ms"], f["start_ms"], f["finish_ms"]))
+PY
+)
+  echo "$HOP_LINE"
+  [ -z "${GP_E2E_LINES:-}" ] || echo "$HOP_LINE" >>"$GP_E2E_LINES"
+}
+
+# Every partition written (round robin), without then with the request;
+# then partition 1 idle (every record to 0), the same.
+hop active no orders-blue orders-green blue --partition-rr
+"$GP_BIN" status --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" >"$WORK/status6.out" 2>&1 || true
+grep -q "^hand-over   T written .* clear written .* s in all$" "$WORK/status6.out" \
+  || fail "gate-proxy status has no hand-over line with the whole: $(cat "$WORK/status6.out")"
+"$GP_BIN" status --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --json >"$WORK/status6.json" 2>&1 || true
+python3 - "$WORK/status6.json" <<'PY' || fail "gate-proxy status --json lacks the hand-over"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["gate-proxy.hop"].startswith("hop1 seen="), d
+assert "in all" in d["hand-over"], d
+PY
+hop active yes orders-green orders-blue-2 green --partition-rr
+hop idle no orders-blue-2 orders-green-2 blue --partition 0
+hop idle yes orders-green-2 orders-blue-3 green --partition 0
+stop_bg
+say "PASS: the Role allows exactly its list; the examples fit the CRD; refusals name the field; --to-file and --abort; a hand-over's time accounted for, every partition active and one idle, without and with a checkpoint asked"

@@ -128,6 +128,11 @@ public final class Cluster implements AutoCloseable {
                 SavepointFormatType.CANONICAL).get(120, TimeUnit.SECONDS);
     }
 
+    /** One checkpoint of a running job now (as the operator's checkpoint FlinkStateSnapshot asks): its path. */
+    public String checkpoint(JobID id) throws Exception {
+        return mc.triggerCheckpoint(id).get(120, TimeUnit.SECONDS);
+    }
+
     /** Where {@link #savepoint} and {@link #stop} write (a file: URI). */
     public String savepointDir() {
         return dir.resolve("savepoints").toUri().toString();

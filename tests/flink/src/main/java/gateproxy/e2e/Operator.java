@@ -627,8 +627,10 @@ public final class Operator implements AutoCloseable {
     /** One look at every FlinkDeployment (a failure must not end the schedule: noted, tried again). */
     void poll() {
         try {
-            if (!closed)
+            if (!closed) {
                 pollOnce();
+                pollCheckpoints();
+            }
         } catch (Exception e) {
             if (!closed)
                 note("poll failed, tried again in " + POLL_MS + " ms: " + e);
@@ -677,6 +679,81 @@ public final class Operator implements AutoCloseable {
         for (Res r : new ArrayList<>(known.values()))
             if (!seen.contains(r.name) && !r.busy)
                 forget(r);
+    }
+
+    /** Checkpoint snapshots being taken (by name), so each is triggered once. */
+    final Set<String> checkpointing = ConcurrentHashMap.newKeySet();
+
+    /**
+     * FlinkStateSnapshots of checkpoint type ({@code spec.checkpoint}), as the
+     * operator's snapshot controller reconciles them
+     * [op/reconciler/snapshot/StateSnapshotReconciler.java:53-96;
+     * op/observer/snapshot/StateSnapshotObserver.java:56-113]: a new one
+     * (no state, or TRIGGER_PENDING) whose jobReference names a
+     * FlinkDeployment with a running job is triggered as one checkpoint of
+     * that job and goes IN_PROGRESS (with its triggerId), then COMPLETED with
+     * the checkpoint's path and resultTimestamp, or FAILED with the error
+     * (backoffLimit 0: no retry); one whose job is missing or not running is
+     * ABANDONED. The Flink Kafka source commits its offsets when the
+     * checkpoint completes, so the old job's group has then committed what
+     * it read. This stand-in finishes the snapshot as soon as the checkpoint
+     * does (the operator would see it at its next observe).
+     */
+    void pollCheckpoints() throws IOException {
+        JsonNode list = kube.get(snapshots);
+        if (list == null)
+            return; // no FlinkStateSnapshot CRD
+        for (JsonNode item : list.path("items")) {
+            JsonNode spec = item.path("spec");
+            String name = item.path("metadata").path("name").asText(),
+                    state = item.path("status").path("state").asText("");
+            if (!spec.has("checkpoint") || !(state.isEmpty() || state.equals("TRIGGER_PENDING"))
+                    || !checkpointing.add(name))
+                continue;
+            String fd = spec.path("jobReference").path("name").asText();
+            Res r = "FlinkDeployment".equals(spec.path("jobReference").path("kind").asText()) ? known.get(fd) : null;
+            JobID id = r == null ? null : r.job;
+            JobStatus js = null;
+            try {
+                js = id == null ? null : flink.status(id);
+            } catch (Exception e) {
+                js = null;
+            }
+            if (js != JobStatus.RUNNING) {
+                snapshotStatus(name, json.createObjectNode().put("state", "ABANDONED")
+                        .put("error", "Job " + fd + " is not running"));
+                note("checkpoint snapshot " + name + " of " + fd + " ABANDONED: its job is not running");
+                continue;
+            }
+            String trigger = Long.toHexString(System.nanoTime());
+            snapshotStatus(name, json.createObjectNode().put("state", "IN_PROGRESS").put("triggerId", trigger)
+                    .put("triggerTimestamp", Instant.now().toString()));
+            note("checkpoint snapshot " + name + " of " + fd + " IN_PROGRESS");
+            JobID job = id;
+            workers.submit(() -> {
+                try {
+                    String path = flink.checkpoint(job);
+                    snapshotStatus(name, json.createObjectNode().put("state", "COMPLETED").put("path", path)
+                            .put("resultTimestamp", Instant.now().toString()).put("failures", 0));
+                    note("checkpoint snapshot " + name + " of " + fd + " COMPLETED: " + path);
+                } catch (Exception e) {
+                    try {
+                        snapshotStatus(name, json.createObjectNode().put("state", "FAILED")
+                                .put("error", String.valueOf(e)).put("failures", 1));
+                    } catch (IOException again) {
+                        e.addSuppressed(again);
+                    }
+                    note("checkpoint snapshot " + name + " of " + fd + " FAILED: " + e);
+                }
+                return null;
+            });
+        }
+    }
+
+    void snapshotStatus(String name, ObjectNode status) throws IOException {
+        ObjectNode p = json.createObjectNode();
+        p.set("status", status);
+        kube.merge(snapshots + "/" + name + "/status", p);
     }
 
     /** A resource gone from the list (deleted without our finalizer, or after it): its job goes too. */

@@ -37,6 +37,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  *                --namespace NS --kubeconfig PROXY_KC
  *                --api URL --token ADMIN_TOKEN --ca CA_FILE [--proxy-kills N]
  *                [--faults "JOB-COLOUR=FAULT[,FAULT...][;...]"]
+ *                [--command-kills 0|1] [--checkpoint-request yes|no]
  * </pre>
  *
  * One gate-proxy per job kind (stateless, windowed, running total), each on a
@@ -53,7 +54,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * hops). Then, as in {@link Handover}'s exact path, what the jobs
  * wrote must equal what the same jobs wrote uninterrupted, for all three.
  * Prints {@code e2e: path=handover job=K ...}, {@code e2e-handover:} and
- * {@code e2e-timing:} lines; exits 0 only if every check held.
+ * {@code e2e-timing:} lines, and an {@code e2e-hop:} line per hand-over
+ * with the proxy's phases and the command's steps (its {@code
+ * handover-time:} line; docs/DESIGN.md, A hand-over's time). {@code
+ * --command-kills 0} runs each command once, unkilled (with {@code
+ * --proxy-kills 0}: a hand-over's time undisturbed); {@code
+ * --checkpoint-request no} runs them with {@code --no-checkpoint-request}.
+ * Exits 0 only if every check held.
  * {@link Faults} sets the same scene for one job kind and takes it through
  * the hand-over's faults.
  */
@@ -76,6 +83,10 @@ public final class Orchestrated {
     final String bootstrap, run, ns, kubeconfig, bin;
     final Path work;
     final int proxyKills;
+    /** Each command is SIGKILLed at each step of KILL_AT (--command-kills). */
+    final boolean commandKills;
+    /** The commands ask the operator for the old job's checkpoint (--checkpoint-request). */
+    final boolean checkpointRequest;
     final Kafka kafka;
     final Operator.Kube kube;
     final ObjectMapper json = new ObjectMapper();
@@ -100,6 +111,8 @@ public final class Orchestrated {
         ns = need("namespace");
         kubeconfig = need("kubeconfig");
         proxyKills = Integer.parseInt(args.getOrDefault("proxy-kills", "1"));
+        commandKills = !"0".equals(args.getOrDefault("command-kills", "1"));
+        checkpointRequest = !"no".equals(args.getOrDefault("checkpoint-request", "yes"));
         kafka = new Kafka(bootstrap);
         kube = new Operator.Kube(need("api"), need("token"), Path.of(need("ca")));
         for (Jobs.Kind k : kinds) {
@@ -247,7 +260,7 @@ public final class Orchestrated {
         final Path out, err;
         final List<String> kills = new ArrayList<>();
         volatile Process proc;
-        volatile String line;
+        volatile String line, time;
         volatile Exception failed;
         int runs;
         long startNs, endNs;
@@ -264,8 +277,11 @@ public final class Orchestrated {
         }
 
         List<String> cmd() {
-            return List.of(bin, "handover", "--k8s", source.get(k), "--namespace", ns, "--kubeconfig", kubeconfig,
-                    "--from", from, "--to", to, "--timeout", "150");
+            List<String> c = new ArrayList<>(List.of(bin, "handover", "--k8s", source.get(k), "--namespace", ns,
+                    "--kubeconfig", kubeconfig, "--from", from, "--to", to, "--timeout", "150"));
+            if (!checkpointRequest)
+                c.add("--no-checkpoint-request");
+            return c;
         }
 
         /** This hand-over's step in the map, or null while the map holds another's. */
@@ -279,7 +295,7 @@ public final class Orchestrated {
             try {
                 startNs = System.nanoTime();
                 long deadline = startNs + TimeUnit.SECONDS.toNanos(240);
-                int next = 0;
+                int next = commandKills ? 0 : KILL_AT.size();
                 while (true) {
                     if (++runs > MAX_RUNS)
                         throw new IllegalStateException("not done after " + MAX_RUNS + " runs");
@@ -321,9 +337,12 @@ public final class Orchestrated {
                     if (p.exitValue() != 0)
                         throw new IllegalStateException("gate-proxy handover exited " + p.exitValue()
                                 + " (run " + runs + "); stderr: " + lastLines(err, 15));
-                    for (String l : text.split("\n"))
+                    for (String l : text.split("\n")) {
                         if (l.startsWith("handover: "))
                             line = l.trim();
+                        if (l.startsWith("handover-time: "))
+                            time = l.substring("handover-time: ".length()).trim();
+                    }
                     if (line == null || !text.trim().endsWith(line))
                         throw new IllegalStateException("no final handover: line in its output: " + text);
                     break;
@@ -386,7 +405,7 @@ public final class Orchestrated {
     final Generator gen;
     final Map<Jobs.Kind, JobID> ref = new EnumMap<>(Jobs.Kind.class), live = new EnumMap<>(Jobs.Kind.class);
     final Map<Jobs.Kind, List<Long>> cutoffs = new EnumMap<>(Jobs.Kind.class);
-    final List<String> handovers = new ArrayList<>(), timings = new ArrayList<>();
+    final List<String> handovers = new ArrayList<>(), timings = new ArrayList<>(), hops = new ArrayList<>();
     final List<Command> commands = new ArrayList<>();
     Operator op;
 
@@ -538,6 +557,9 @@ public final class Orchestrated {
                 timings.add("hop=" + hop + " job=" + k.tag() + " total_ms=" + (c.endNs - c.startNs) / 1_000_000
                         + " " + c.stepTimes() + " runs=" + c.runs + " "
                         + c.line.replaceAll(".*(new_job_running_after_ms=\\d+).*", "$1"));
+                hops.add("hop=" + hop + " job=" + k.tag() + " case=idle checkpoint_request="
+                        + (checkpointRequest ? "yes" : "no") + " runs=" + c.runs + " "
+                        + (c.time == null ? "(no handover-time: line)" : c.time));
                 live.put(k, op.job(fd(k, neu)));
             }
             gen.idle.set(false);
@@ -737,6 +759,8 @@ public final class Orchestrated {
                 + op.savepoints);
         for (String t : timings)
             System.out.println("e2e-timing: path=handover " + t);
+        for (String h : hops)
+            System.out.println("e2e-hop: path=handover " + h);
         System.out.println("e2e-starts: path=handover new jobs started exactly at the first record of their era: "
                 + eraExact + " of " + eraChecks);
         if (eraExact != eraChecks || eraChecks != HOPS * kinds.size())
