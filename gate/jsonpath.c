@@ -152,7 +152,7 @@ GP_HOT size_t scan_number(const char *d, size_t len, size_t i) {
                 i++;
         } else {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                /* eight digits at a time (as gate/timeparse.c reads them) */
+                /* eight digits per step (as gate/timeparse.c reads them) */
                 while (len - i >= 8) {
                         uint64_t w;
                         memcpy(&w, d + i, 8);
