@@ -533,13 +533,13 @@ grep -q "published watermark-stage=WAITING_FOR_WATERMARK" "$WORK/proxy.log" \
 say "    T=$TA published; waiting for the proxy at its CLEAR_TO_TEARDOWN write"
 wait_for "the proxy held before writing CLEAR_TO_TEARDOWN" 60 held before-decision-write
 [ "$(kkey "$CMA" stage)" = TRANSITIONING ] || fail "stage is $(kkey "$CMA" stage) while the proxy is held"
-c0=$(lines "conflict writing stage at resourceVersion")
+c0=$(lines "conflict writing stage ")
 kc -n "$NS" annotate configmap "$CMA" racer/held=1 >/dev/null # the map moves on for sure
 release before-decision-write
 wait_for "CLEAR_TO_TEARDOWN" 60 kkey_is "$CMA" stage CLEAR_TO_TEARDOWN
-[ "$(lines "conflict writing stage at resourceVersion")" -gt "$c0" ] \
+[ "$(lines "conflict writing stage ")" -gt "$c0" ] \
   || fail "no conflict logged for the CLEAR_TO_TEARDOWN write made on a stale resourceVersion"
-log_after "conflict writing stage at resourceVersion" "published stage=CLEAR_TO_TEARDOWN" \
+log_after "conflict writing stage " "published stage=CLEAR_TO_TEARDOWN" \
   || fail "CLEAR_TO_TEARDOWN not published after its conflict"
 [ "$(kkey "$CMA" watermark-toggle-value)" = "$TA" ] || fail "T in the map is not $TA"
 say "    CLEAR_TO_TEARDOWN written after a 409 and a retry"
