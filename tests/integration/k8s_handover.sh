@@ -249,12 +249,13 @@ set -e
 
 say "6. a whole hand-over's time: a proxy, the old job's group, a stand-in for the operator"
 S=gp-hop-$RUN_ID
+LATENESS_MS=300
 "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 2 --quiet >/dev/null
 kc -n "$NS" create role gate-proxy-run --verb=get,watch,patch --resource=configmaps \
   --resource-name="$CM" >/dev/null
 kc -n "$NS" create rolebinding gate-proxy-run --role=gate-proxy-run --user=gate-proxy >/dev/null
 k8s_write_conf p "$S" "$CM" "gate.drain.group.blue=$S-job-blue" "gate.drain.group.green=$S-job-green" \
-  "gate.lateness.ms=300"
+  "gate.lateness.ms=$LATENESS_MS"
 start_proxy p
 beat() { [ -n "$(kc -n "$NS" get configmap "$CM" -o jsonpath='{.data.gate-proxy\.heartbeat}')" ]; }
 wait_for "the proxy's first status" 60 beat
@@ -406,12 +407,19 @@ need(ms("drain_ms") <= (interval + 2500 if ask == "no" else 3000),
      "drained %s ms after the close (checkpoint asked: %s)" % (f["drain_ms"], ask))
 sys.exit(0 if ok else 1)
 PY
-  HOP_LINE=$(python3 - "$case" "$line" "$ask" <<'PY'
+  # The clear step's bound (docs/DESIGN.md, A hand-over's time): D (the
+  # map's deployment-deletion-delay-ms) + gate.lateness.ms + the old job's
+  # checkpoint interval + 1 s; printed as a figure beside the step.
+  local delay
+  delay=$(kc -n "$NS" get configmap "$CM" -o jsonpath='{.data.deployment-deletion-delay-ms}')
+  HOP_LINE=$(python3 - "$case" "$line" "$ask" "${delay:-0}" "$LATENESS_MS" "$JOB_CHECKPOINT_S" <<'PY'
 import sys
 f = dict(w.split("=", 1) for w in sys.argv[2].split()[1:])
-print("hop: case=%s checkpoint_request=%s T_ms=%s close_ms=%s rule=%s idle=%s drain_ms=%s clear_ms=%s proxy_ms=%s clear_step_ms=%s suspend_ms=%s start_ms=%s finish_ms=%s"
+bound = int(sys.argv[4]) + int(sys.argv[5]) + int(sys.argv[6]) * 1000 + 1000
+print("hop: case=%s checkpoint_request=%s T_ms=%s close_ms=%s rule=%s idle=%s drain_ms=%s clear_ms=%s proxy_ms=%s clear_step_ms=%s clear_bound_ms=%d within=%s suspend_ms=%s start_ms=%s finish_ms=%s"
       % (sys.argv[1], sys.argv[3], f["T_ms"], f["close_ms"], f["rule"], f["idle"], f["drain_ms"], f["clear_ms"], f["proxy_ms"],
-         f["clear_step_ms"], f["suspend_ms"], f["start_ms"], f["finish_ms"]))
+         f["clear_step_ms"], bound, "yes" if int(f["clear_step_ms"]) <= bound else "no",
+         f["suspend_ms"], f["start_ms"], f["finish_ms"]))
 PY
 )
   echo "$HOP_LINE"

@@ -559,13 +559,18 @@ public final class Faults {
         return line;
     }
 
-    /** The FlinkStateSnapshots whose job reference is resource NAME. */
+    /**
+     * The FlinkStateSnapshots of savepoint type whose job reference is
+     * resource NAME (the command's own requests, of checkpoint type, are
+     * not the operator's savepoints).
+     */
     int snapshotsOf(String name) throws Exception {
         int n = 0;
         JsonNode l = o.kube.get("/apis/" + Operator.API + "/namespaces/" + o.ns + "/flinkstatesnapshots");
         if (l != null)
             for (JsonNode s : l.path("items"))
-                if (name.equals(s.path("spec").path("jobReference").path("name").asText()))
+                if (name.equals(s.path("spec").path("jobReference").path("name").asText())
+                        && !s.path("spec").path("savepoint").isMissingNode())
                     n++;
         return n;
     }

@@ -521,8 +521,14 @@ public final class Orchestrated {
         String old = "blue";
         for (int hop = 1; hop <= HOPS; hop++) {
             String neu = old.equals("blue") ? "green" : "blue";
-            gen.idle.set(true);
-            say("hop " + hop + ": " + old + " -> " + neu + " by gate-proxy handover (partition 1 idle)");
+            // Odd hops with partition 1 idle (its close comes from
+            // gate.watermark.idle.ms), even hops with every partition
+            // written (the close from the watermark): both cases' e2e-hop:
+            // lines.
+            boolean idleHop = hop % 2 == 1;
+            gen.idle.set(idleHop);
+            say("hop " + hop + ": " + old + " -> " + neu + " by gate-proxy handover ("
+                    + (idleHop ? "partition 1 idle" : "every partition written") + ")");
             // NEW's era starts where its topic ends now: the proxy writes
             // nothing to it before T. NEW's group still points where the
             // last job of that colour left it.
@@ -557,7 +563,8 @@ public final class Orchestrated {
                 timings.add("hop=" + hop + " job=" + k.tag() + " total_ms=" + (c.endNs - c.startNs) / 1_000_000
                         + " " + c.stepTimes() + " runs=" + c.runs + " "
                         + c.line.replaceAll(".*(new_job_running_after_ms=\\d+).*", "$1"));
-                hops.add("hop=" + hop + " job=" + k.tag() + " case=idle checkpoint_request="
+                hops.add("hop=" + hop + " job=" + k.tag() + " case=" + (idleHop ? "idle" : "active")
+                        + " checkpoint_request="
                         + (checkpointRequest ? "yes" : "no") + " runs=" + c.runs + " "
                         + (c.time == null ? "(no handover-time: line)" : c.time));
                 live.put(k, op.job(fd(k, neu)));
