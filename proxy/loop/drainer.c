@@ -12,7 +12,7 @@
 #include "proxy/loop/drainer.h"
 #include "proxy/base/log.h"
 
-#define CHECK_EVERY_MS  1000
+#define CHECK_EVERY_MS  250 /* a group's commit is seen within a quarter second */
 #define OFFSETS_WAIT_MS 5000
 #define READ_WAIT_MS    3000
 

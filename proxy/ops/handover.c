@@ -59,6 +59,7 @@
 #define HO_RUNNING_AFTER GP_KEY_HANDOVER "new-job-running-after-ms"
 
 #define POLL_MS         500
+#define CLEAR_POLL_MS   100 /* the map, read while the proxy closes: CLEAR seen within 0.1 s */
 #define GP_MANIFEST_MAX (1024 * 1024) /* --to-file */
 #define API_GRACE_MS    30000         /* how long the API server may be away in a wait */
 #define ATTEMPTS        5
@@ -534,7 +535,7 @@ static int step_clear(ho_t *h) {
                                     "(`gate-proxy status`); nothing is lost: run the same "
                                     "command again to keep waiting",
                                     h->timeout_ms / 1000);
-                gp_sleep_ms(POLL_MS / 2);
+                gp_sleep_ms(CLEAR_POLL_MS);
         }
 }
 
