@@ -20,7 +20,8 @@
  *
  * Its options are proxy/cmd/handover.c's; the calls on the operator's
  * resources are k8s/flinkdep.h's, and this file decides on what they
- * answer, retries, waits and says why it stops. May use the rooms of
+ * answer, retries, waits and says why it stops; what proves the suspend's
+ * savepoint, and the checkpoint asked of OLD, are proxy/ops/snapshots.c's. May use the rooms of
  * proxy/ below ops (never proxy/cmd/), k8s/ and gate/; cJSON. */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +43,7 @@
 #include "os/clock.h"
 #include "os/file.h"
 #include "proxy/ops/handover.h"
+#include "proxy/ops/handover_int.h"
 #include "proxy/ops/progress.h"
 #include "proxy/ops/verbs.h"
 #include "proxy/control/ctl.h"
@@ -64,31 +66,7 @@
 #define API_GRACE_MS    30000         /* how long the API server may be away in a wait */
 #define ATTEMPTS        5
 
-/* The steps in their order (the table `steps` below); S_DONE after the
- * last, S_NONE for none. */
-typedef enum { S_CUTOVER, S_CLEAR, S_SUSPEND, S_START, S_FINISH, S_DONE, S_NONE } step_t;
-
-typedef struct {
-        gp_ctl_t *ctl;
-        gp_k8s_t *k;
-        char ns[64];
-        const char *from, *to;
-        int64_t timeout_ms;
-        gp_colour_t old_colour, new_colour;
-        int64_t t;               /* the cutoff, GP_TS_NONE until known */
-        char prev[1024];         /* the old job's upgradeSavepointPath before */
-        char sp[1024];           /* the savepoint the new job starts from */
-        const char *explicit_sp; /* --savepoint, or NULL */
-        int64_t suspended_at, running_after;
-        bool waited_snapshot;    /* the suspend waited for a snapshot to complete */
-        gp_progress_t pr;        /* the progress lines */
-        int64_t step_ms[S_DONE]; /* each step's time in this run, -1: not taken in it */
-        gp_hop_t hop;            /* the proxy's gate-proxy.hop at the clear */
-        bool no_checkpoint;      /* --no-checkpoint-request */
-        int asked;               /* a checkpoint of OLD: 0 not yet, 1 asked, -1 could not */
-} ho_t;
-
-static int fail(const char *fmt, ...) {
+int gp_ho_fail(const char *fmt, ...) {
         va_list ap;
         gp_progress_break();
         fputs("gate-proxy handover: ", stderr);
@@ -104,7 +82,7 @@ static int fail(const char *fmt, ...) {
 /* Writes handover keys (no precondition: only this command writes them),
  * retrying while the API server is away for up to API_GRACE_MS, as the
  * waits do. */
-static int record(ho_t *h, const gp_kv_t *kv, size_t n) {
+static int record(gp_ho_t *h, const gp_kv_t *kv, size_t n) {
         int64_t end = gp_mono_ms() + API_GRACE_MS;
         for (;;) {
                 gp_err_t err;
@@ -125,7 +103,7 @@ static int record(ho_t *h, const gp_kv_t *kv, size_t n) {
 }
 
 /* The map now; NULL (reason printed) when it cannot be read. */
-static gp_cm_t *load_map(ho_t *h) {
+static gp_cm_t *load_map(gp_ho_t *h) {
         int64_t end = gp_mono_ms() + API_GRACE_MS;
         for (;;) {
                 gp_err_t err;
@@ -150,13 +128,13 @@ static const char *dash(const char *s) {
         return *s ? s : "-";
 }
 
-static const char *cm_get(const gp_cm_t *cm, const char *key) {
+const char *gp_ho_cm_get(const gp_cm_t *cm, const char *key) {
         const char *v = gp_cm_get(cm, key);
         return v ? v : "";
 }
 
 /* The map's control; 0, or 1 with the reason printed. */
-static int map_control(ho_t *h, const gp_cm_t *cm, gp_control_t *c) {
+static int map_control(gp_ho_t *h, const gp_cm_t *cm, gp_control_t *c) {
         char why[600];
         size_t n;
         const gp_kv_t *kv = gp_cm_data(cm, &n);
@@ -172,7 +150,7 @@ static int map_control(ho_t *h, const gp_cm_t *cm, gp_control_t *c) {
 
 /* GETs name, retrying while the API server is away for up to
  * API_GRACE_MS; prints why and returns NULL when it fails. */
-static cJSON *fd_read(ho_t *h, const char *name) {
+static cJSON *fd_read(gp_ho_t *h, const char *name) {
         int64_t end = gp_mono_ms() + API_GRACE_MS;
         for (;;) {
                 gp_err_t err;
@@ -202,8 +180,8 @@ static cJSON *fd_read(ho_t *h, const char *name) {
  * resourceVersion, and on a conflict reads and decides again. *gen gets
  * the generation of the spec to wait for. 0, or 1 with the reason
  * printed. */
-static int fd_set_job(ho_t *h, const char *name, cJSON *job,
-                      int (*keep)(ho_t *, const cJSON *), int64_t *gen) {
+static int fd_set_job(gp_ho_t *h, const char *name, cJSON *job,
+                      int (*keep)(gp_ho_t *, const cJSON *), int64_t *gen) {
         for (int attempt = 0;; attempt++) {
                 cJSON *fd = fd_read(h, name);
                 gp_err_t err;
@@ -241,7 +219,7 @@ static int fd_set_job(ho_t *h, const char *name, cJSON *job,
 
 /* --to-file: creates NEW from a manifest, suspended, unless it exists. 0,
  * or 1 with the reason printed. */
-static int apply_new(ho_t *h, const char *file) {
+static int apply_new(gp_ho_t *h, const char *file) {
         size_t len = 0;
         gp_err_t err;
         char *buf = gp_file_read(file, GP_MANIFEST_MAX, &len, &err);
@@ -292,7 +270,7 @@ static int apply_new(ho_t *h, const char *file) {
 
 /* Checks the two resources before anything moves. 0, or 1 with the
  * reason printed. */
-static int precheck(ho_t *h) {
+static int precheck(gp_ho_t *h) {
         char buf[1024];
         cJSON *old = fd_read(h, h->from), *neu = NULL;
         int rc = 1;
@@ -404,7 +382,7 @@ out:
         return rc;
 }
 
-static int step_cutover(ho_t *h) {
+static int step_cutover(gp_ho_t *h) {
         gp_cm_t *cm = load_map(h);
         gp_control_t c;
         if (!cm)
@@ -427,7 +405,7 @@ static int step_cutover(ho_t *h) {
 
 /* The proxy's instants of this hand-over from the map (gate/hoptime.h);
  * said when the value is not valid, left unset when there is none. */
-static void hop_read(ho_t *h, const gp_cm_t *cm) {
+static void hop_read(gp_ho_t *h, const gp_cm_t *cm) {
         const char *v = cm_get(cm, GP_KEY_HOP);
         char err[200];
         if (*v && gp_hoptime_parse(&h->hop, v, strlen(v), err, sizeof err))
@@ -435,47 +413,7 @@ static void hop_read(ho_t *h, const gp_cm_t *cm) {
                                  err);
 }
 
-/* Once the proxy has closed the old side (gate-proxy.hop close=), what
- * keeps CLEAR_TO_TEARDOWN is the old job's group committing every record
- * before T, which a Flink Kafka source does when a checkpoint completes:
- * the operator is asked for one checkpoint of OLD now (a FlinkStateSnapshot
- * of checkpoint type), rather than waiting for OLD's next periodic one.
- * Once per run; a refusal (no create on flinkstatesnapshots, no CRD) is
- * said in one line and the hand-over goes on without it. */
-static void ask_checkpoint(ho_t *h, const gp_cm_t *cm) {
-        gp_hop_t hop;
-        char why[200], snap[256];
-        const char *v = cm_get(cm, GP_KEY_HOP);
-        if (h->no_checkpoint || h->asked || !*v ||
-            gp_hoptime_parse(&hop, v, strlen(v), why, sizeof why) ||
-            hop.closed == GP_TS_NONE || hop.drained != GP_TS_NONE)
-                return;
-        gp_err_t err;
-        snprintf(snap, sizeof snap, "%.200s-checkpoint-handover-%" PRId64, h->from,
-                 gp_now_ms());
-        gp_errcode_t rc = gp_flinkdep_checkpoint(h->k, h->ns, h->from, snap, &err);
-        if (rc == GP_OK || rc == GP_ERR_CONFLICT) {
-                h->asked = 1;
-                gp_progress_note(&h->pr,
-                                 "clear: the proxy closed %s's side; asked the operator for a "
-                                 "checkpoint of %s (FlinkStateSnapshot %s/%s), on which its "
-                                 "Kafka source commits what it read",
-                                 h->from, h->from, h->ns, snap);
-                return;
-        }
-        h->asked = -1;
-        gp_progress_note(
-                &h->pr,
-                "clear: no checkpoint asked of the operator (%s%s); the drain waits for "
-                "%s's next checkpoint of its own",
-                err.msg,
-                rc == GP_ERR_DENIED      ? ": the Role lacks create on flinkstatesnapshots"
-                : rc == GP_ERR_NOT_FOUND ? ": is the FlinkStateSnapshot CRD installed?"
-                                         : "",
-                h->from);
-}
-
-static int step_clear(ho_t *h) {
+static int step_clear(gp_ho_t *h) {
         int64_t end = gp_mono_ms() + h->timeout_ms, away = -1;
         for (;;) {
                 gp_err_t err;
@@ -525,7 +463,7 @@ static int step_clear(ho_t *h) {
                 if (done)
                         hop_read(h, cm);
                 else
-                        ask_checkpoint(h, cm);
+                        gp_ho_ask_checkpoint(h, cm);
                 gp_cm_destroy(cm);
                 if (done)
                         return 0;
@@ -539,17 +477,8 @@ static int step_clear(ho_t *h) {
         }
 }
 
-/* What a wait compares with: the generation its patch made, and what the
- * resource showed before this run (a failure then is the operator's to
- * retry; only a new one stops the command). */
-typedef struct {
-        int64_t gen;
-        char err0[1024]; /* status.error */
-        bool failed0;    /* lifecycleState FAILED */
-} seen_t;
-
 /* What name shows now, into *s. 0, or 1 with the reason printed. */
-static int seen_before(ho_t *h, const char *name, seen_t *s) {
+static int seen_before(gp_ho_t *h, const char *name, gp_ho_seen_t *s) {
         cJSON *fd = fd_read(h, name);
         if (!fd)
                 return 1;
@@ -562,8 +491,9 @@ static int seen_before(ho_t *h, const char *name, seen_t *s) {
 
 /* Reads name every POLL_MS until check says 1 (returns 0) or -1 (1, the
  * reason printed), or the step's timeout passes (2). */
-static int wait_until(ho_t *h, const char *name,
-                      int (*check)(ho_t *, const cJSON *, const seen_t *), const seen_t *s) {
+static int wait_until(gp_ho_t *h, const char *name,
+                      int (*check)(gp_ho_t *, const cJSON *, const gp_ho_seen_t *),
+                      const gp_ho_seen_t *s) {
         int64_t end = gp_mono_ms() + h->timeout_ms;
         for (;;) {
                 cJSON *fd = fd_read(h, name);
@@ -582,7 +512,7 @@ static int wait_until(ho_t *h, const char *name,
 /* suspend: done already when the spec says suspended with a savepoint;
  * refused when the old job is not RUNNING just before the patch, since the
  * operator then suspends it without a stop and without a savepoint. */
-static int keep_suspended(ho_t *h, const cJSON *fd) {
+static int keep_suspended(gp_ho_t *h, const cJSON *fd) {
         if (!strcmp(gp_flinkdep_str(fd, "spec", "job", "state", NULL), "suspended") &&
             !strcmp(gp_flinkdep_str(fd, "spec", "job", "upgradeMode", NULL), "savepoint"))
                 return 1;
@@ -601,199 +531,8 @@ static int keep_suspended(ho_t *h, const cJSON *fd) {
         return 0;
 }
 
-/* A path or URI as Flink writes it back: "scheme:///p" (an empty
- * authority) is "scheme:/p", as Flink's Path prints file:///x; no trailing
- * '/'. In place. */
-static void uri_norm(char *s) {
-        char *c = strstr(s, ":///");
-        if (c && c > s &&
-            strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789+.-") == (size_t)(c - s))
-                memmove(c + 2, c + 4, strlen(c + 4) + 1); /* "://" "/p" -> ":/p" */
-        size_t n = strlen(s);
-        while (n > 1 && s[n - 1] == '/')
-                s[--n] = '\0';
-}
-
-/* Is path under fd's savepoint directory (either name of the key),
- * compared as Flink writes paths back? */
-static bool under_savepoint_dir(const cJSON *fd, const char *path, char *dir, size_t len) {
-        char np[1024];
-        gp_flinkdep_conf2(fd, GP_FLINKDEP_SAVEPOINT_DIR, GP_FLINKDEP_SAVEPOINT_DIR_OLD, dir,
-                          len);
-        uri_norm(dir);
-        snprintf(np, sizeof(np), "%s", path);
-        uri_norm(np);
-        size_t dl = strlen(dir);
-        return dl && !strncmp(np, dir, dl) && (np[dl] == '/' || np[dl] == '\0');
-}
-
-/* The last part of a path ("savepoint-1a2b3c-..." for a Flink savepoint,
- * "chk-42" for a checkpoint). */
-static const char *basename_of(const char *path) {
-        const char *e = path + strlen(path), *b;
-        while (e > path && e[-1] == '/')
-                e--;
-        for (b = e; b > path && b[-1] != '/'; b--)
-                ;
-        return b;
-}
-
-/* Takes path as the savepoint NEW starts from: 1. how: NULL, or why it is
- * the suspend's without a COMPLETED snapshot (said once). */
-static int accept_savepoint(ho_t *h, const char *path, const char *how) {
-        snprintf(h->sp, sizeof(h->sp), "%s", path);
-        if (how)
-                gp_progress_note(&h->pr, "suspend: %s stopped with savepoint %s, %s", h->from,
-                                 path, how);
-        return 1;
-}
-
-/* SUSPENDED with a new path under no snapshot and no legacy record: the
- * operator found the old job already ended when the suspend reconciled and
- * suspended it without a stop (a stop-with-savepoint that completed after
- * the operator's client timeout, a snapshot it could not create after the
- * stop, or a job that failed or was cancelled just before), recording the
- * last savepoint or checkpoint it had seen. It is the stop's savepoint, and
- * so holds the old job's state after everything before T, only if it is a
- * savepoint in the savepoint directory and the job takes no other
- * savepoints (no periodic ones); else this command cannot tell, and stops
- * with the path for the user to vouch for (--savepoint). 1 taken, -1
- * stopped (printed). */
-static int noop_suspend(ho_t *h, const cJSON *fd, const char *path) {
-        char dir[1024], periodic[64];
-        bool in_dir = under_savepoint_dir(fd, path, dir, sizeof(dir));
-        bool is_sp = !strncmp(basename_of(path), "savepoint-", 10);
-        gp_flinkdep_conf(fd, GP_FLINKDEP_PERIODIC_KEY, periodic, sizeof(periodic));
-        bool periodic_off = !*periodic || !strcmp(periodic, "0") || !strcmp(periodic, "0 s") ||
-                            !strcmp(periodic, "0s") || !strcmp(periodic, "0 ms");
-        if (in_dir && is_sp && periodic_off)
-                return accept_savepoint(
-                        h, path,
-                        "with no UPGRADE FlinkStateSnapshot: the operator found the job "
-                        "already stopped when it reconciled the suspend (a stop that "
-                        "completed after its timeout, or a snapshot it could not create) and "
-                        "recorded that stop's savepoint, the only savepoint in the savepoint "
-                        "directory since the job takes no periodic ones");
-        fail("%s/%s is SUSPENDED, but the operator took no savepoint this command can prove: "
-             "there is no UPGRADE FlinkStateSnapshot and no savepointInfo.lastSavepoint for "
-             "status.jobStatus.upgradeSavepointPath '%s', which %s. The operator suspends a "
-             "job that had already ended (it failed or was cancelled just before the "
-             "suspend, or an earlier stop-with-savepoint outlived the operator's timeout) "
-             "without a stop, recording the last checkpoint or savepoint it saw. Nothing is "
-             "lost: records at or after T wait in the %s topic.\n  If that path is the old "
-             "job's final savepoint, or a checkpoint of it completed after "
-             "CLEAR_TO_TEARDOWN (the old job's group had then committed every record before "
-             "T), run the same command again with --savepoint %s.\n  Otherwise resume the "
-             "old deployment (spec.job.state: running), and once it runs, run the same "
-             "command again: it suspends it again for a savepoint.",
-             h->ns, h->from, path,
-             !in_dir  ? "is not under its savepoint directory (a checkpoint)"
-             : !is_sp ? "is not a Flink savepoint directory (savepoint-...)"
-                      : "may be a periodic savepoint (" GP_FLINKDEP_PERIODIC_KEY " is set)",
-             gp_colour_name(h->new_colour), path);
-        return -1;
-}
-
-/* Is fd stopped with a new savepoint? 1 yes (path in h->sp), 0 not yet,
- * -1 a trap or a failure (printed). */
-static int old_stopped(ho_t *h, const cJSON *fd, const seen_t *seen) {
-        char why[600];
-        const char *life = gp_flinkdep_str(fd, "status", "lifecycleState", NULL),
-                   *job = gp_flinkdep_str(fd, "status", "jobStatus", "state", NULL),
-                   *rec = gp_flinkdep_str(fd, "status", "reconciliationStatus", "state", NULL),
-                   *error = gp_flinkdep_str(fd, "status", "error", NULL),
-                   *path = gp_flinkdep_str(fd, "status", "jobStatus", "upgradeSavepointPath",
-                                           NULL);
-        int64_t obs = gp_flinkdep_num(fd, "status", "observedGeneration", NULL);
-        if (*error && strcmp(error, seen->err0))
-                return fail("the operator could not stop %s/%s with a savepoint: status.error="
-                            "%s\n  Nothing is lost: the old job keeps its records before T "
-                            "and "
-                            "the proxy holds the new colour's in Kafka. The operator retries; "
-                            "fix the cause (`kubectl -n %s describe flinkdeployment %s`), "
-                            "then "
-                            "run the same command again.",
-                            h->ns, h->from, error, h->ns, h->from),
-                       -1;
-        if (!strcmp(life, "FAILED") || !strcmp(job, "FAILED"))
-                return fail("the old job failed while it was being stopped: "
-                            "status.lifecycleState=%s, status.jobStatus.state=%s, error=%s",
-                            life, job, *error ? error : "(none)"),
-                       -1;
-        gp_progress_show(&h->pr,
-                         "suspend: %s lifecycleState=%s job=%s observedGeneration=%" PRId64
-                         "/%" PRId64 "%s%s",
-                         h->from, *life ? life : "-", *job ? job : "-", obs, seen->gen,
-                         *error ? " error (seen before this run): " : "", error);
-        if (obs < seen->gen || strcmp(life, "SUSPENDED") || strcmp(rec, "DEPLOYED") ||
-            strcmp(job, "FINISHED"))
-                return 0;
-        /* Stopped. --savepoint names the state NEW starts from, once OLD is
-         * suspended (the user's word, after this command said why it could
-         * not prove one). */
-        if (h->explicit_sp) {
-                snprintf(h->sp, sizeof(h->sp), "%s", h->explicit_sp);
-                gp_progress_note(&h->pr,
-                                 "suspend: %s is SUSPENDED; the new job starts from %s, as "
-                                 "--savepoint says (the operator recorded '%s')",
-                                 h->from, h->sp, *path ? path : "(none)");
-                return 1;
-        }
-        /* The path must be one this suspend took. */
-        if (!*path || !strcmp(path, GP_FLINKDEP_LAST_STATE) || !strcmp(path, h->prev))
-                return fail("%s/%s is SUSPENDED but the operator took no new savepoint: "
-                            "status.jobStatus.upgradeSavepointPath is '%s'%s. Refusing to "
-                            "start %s from it: it does not hold the old job's state at T "
-                            "(a last-state fallback, or a job that was not running). Nothing "
-                            "is lost: records at or after T wait in the %s topic. Resume the "
-                            "old deployment (spec.job.state: running), and once it runs, run "
-                            "the same command again: it suspends it again for a savepoint.",
-                            h->ns, h->from, path,
-                            !strcmp(path, h->prev) ? " (the same as before the suspend)" : "",
-                            h->to, gp_colour_name(h->new_colour)),
-                       -1;
-        const char *lrs = gp_flinkdep_str(fd, "status", "reconciliationStatus",
-                                          "lastReconciledSpec", NULL);
-        cJSON *spec = cJSON_Parse(lrs);
-        bool mode_ok = !strcmp(gp_flinkdep_str(spec, "spec", "job", "upgradeMode", NULL),
-                               "savepoint");
-        cJSON_Delete(spec);
-        if (!mode_ok)
-                return fail("%s/%s: the operator reconciled the suspend with upgradeMode "
-                            "other "
-                            "than savepoint (status.reconciliationStatus.lastReconciledSpec); "
-                            "refusing its path '%s'",
-                            h->ns, h->from, path),
-                       -1;
-        /* Where the operator makes FlinkStateSnapshots, the suspend's own
-         * is made before the path is recorded: it must be COMPLETED. */
-        gp_flinkdep_snap_t snap;
-        gp_err_t err;
-        if (gp_flinkdep_upgrade_snapshot(h->k, h->ns, h->from, fd, path, &snap, why,
-                                         sizeof(why), &err)) {
-                snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1, err.msg);
-                snap = GP_FLINKDEP_SNAP_PENDING;
-        }
-        if (snap == GP_FLINKDEP_SNAP_PENDING) {
-                h->waited_snapshot = true;
-                gp_progress_show(&h->pr, "suspend: %s stopped with savepoint %s; %s", h->from,
-                                 path, why);
-                return 0;
-        }
-        if (snap == GP_FLINKDEP_SNAP_COMPLETED)
-                return accept_savepoint(h, path, NULL);
-        /* No snapshot resource for it: the operator's legacy record (1.12+,
-         * snapshot resources off for this resource or operator-wide). */
-        if (gp_flinkdep_legacy_savepoint(fd, path))
-                return accept_savepoint(h, path,
-                                        "recorded in status.jobStatus.savepointInfo."
-                                        "lastSavepoint (no FlinkStateSnapshot: snapshot "
-                                        "resources are off for it, or operator-wide)");
-        return noop_suspend(h, fd, path);
-}
-
 /* Before the suspend: when it began (once), for new-job-running-after-ms. */
-static int mark_suspend(ho_t *h) {
+static int mark_suspend(gp_ho_t *h) {
         if (h->suspended_at)
                 return 0;
         char at[24];
@@ -803,8 +542,8 @@ static int mark_suspend(ho_t *h) {
         return record(h, kv, 1);
 }
 
-static int step_suspend(ho_t *h) {
-        seen_t seen;
+static int step_suspend(gp_ho_t *h) {
+        gp_ho_seen_t seen;
         if (seen_before(h, h->from, &seen))
                 return 1;
         cJSON *job = cJSON_CreateObject();
@@ -812,7 +551,7 @@ static int step_suspend(ho_t *h) {
         cJSON_AddStringToObject(job, "upgradeMode", "savepoint");
         if (fd_set_job(h, h->from, job, keep_suspended, &seen.gen))
                 return 1;
-        int r = wait_until(h, h->from, old_stopped, &seen);
+        int r = wait_until(h, h->from, gp_ho_old_stopped, &seen);
         if (r == 2)
                 return fail("%s/%s did not stop with a savepoint within %" PRId64
                             " s (last seen: %s). Nothing is lost; run the same "
@@ -833,7 +572,7 @@ static int step_suspend(ho_t *h) {
 
 /* start: done already when the spec runs from our savepoint; refused when
  * it runs from another. */
-static int keep_started(ho_t *h, const cJSON *fd) {
+static int keep_started(gp_ho_t *h, const cJSON *fd) {
         if (strcmp(gp_flinkdep_str(fd, "spec", "job", "state", NULL), "running"))
                 return 0;
         const char *isp = gp_flinkdep_str(fd, "spec", "job", "initialSavepointPath", NULL);
@@ -846,7 +585,7 @@ static int keep_started(ho_t *h, const cJSON *fd) {
 }
 
 /* Is the new job running from h->sp? 1 yes, 0 not yet, -1 failed. */
-static int new_running(ho_t *h, const cJSON *fd, const seen_t *seen) {
+static int new_running(gp_ho_t *h, const cJSON *fd, const gp_ho_seen_t *seen) {
         const char *life = gp_flinkdep_str(fd, "status", "lifecycleState", NULL),
                    *job = gp_flinkdep_str(fd, "status", "jobStatus", "state", NULL),
                    *jm = gp_flinkdep_str(fd, "status", "jobManagerDeploymentStatus", NULL),
@@ -903,8 +642,8 @@ static int new_running(ho_t *h, const cJSON *fd, const seen_t *seen) {
         return 1;
 }
 
-static int step_start(ho_t *h) {
-        seen_t seen;
+static int step_start(gp_ho_t *h) {
+        gp_ho_seen_t seen;
         if (seen_before(h, h->to, &seen))
                 return 1;
         cJSON *job = cJSON_CreateObject();
@@ -928,7 +667,7 @@ static int step_start(ho_t *h) {
         return record(h, kv, 1);
 }
 
-static int step_finish(ho_t *h) {
+static int step_finish(gp_ho_t *h) {
         for (int attempt = 0;; attempt++) {
                 gp_cm_t *cm = load_map(h);
                 gp_control_t c;
@@ -968,7 +707,7 @@ static int step_finish(ho_t *h) {
 }
 
 /* The lines at the end of a step. */
-static void said_clear(ho_t *h, double secs) {
+static void said_clear(gp_ho_t *h, double secs) {
         gp_progress_note(&h->pr, "clear: CLEAR_TO_TEARDOWN at T=%" PRId64 " (%.1f s)", h->t,
                          secs);
         if (h->hop.seen != GP_TS_NONE) {
@@ -978,12 +717,12 @@ static void said_clear(ho_t *h, double secs) {
         }
 }
 
-static void said_suspend(ho_t *h, double secs) {
+static void said_suspend(gp_ho_t *h, double secs) {
         gp_progress_note(&h->pr, "suspend: %s stopped with savepoint %s (%.1f s)", h->from,
                          h->sp, secs);
 }
 
-static void said_start(ho_t *h, double secs) {
+static void said_start(gp_ho_t *h, double secs) {
         gp_progress_note(&h->pr, "start: %s runs from the savepoint (%.1f s)", h->to, secs);
 }
 
@@ -994,9 +733,9 @@ static void said_start(ho_t *h, double secs) {
  * prints said's line. Each can be taken again (see the top). */
 typedef struct {
         const char *name;
-        int (*mark)(ho_t *); /* NULL: nothing more; 0, or 1 with the reason printed */
-        int (*take)(ho_t *); /* 0, or 1 with the reason printed */
-        void (*said)(ho_t *, double secs); /* NULL: "NAME: done (N s)" */
+        int (*mark)(gp_ho_t *); /* NULL: nothing more; 0, or 1 with the reason printed */
+        int (*take)(gp_ho_t *); /* 0, or 1 with the reason printed */
+        void (*said)(gp_ho_t *, double secs); /* NULL: "NAME: done (N s)" */
 } step_row_t;
 
 static const step_row_t steps[] = {
@@ -1009,18 +748,18 @@ static const step_row_t steps[] = {
 _Static_assert(sizeof(steps) / sizeof(steps[0]) == S_DONE, "a row for every step");
 
 /* As the map holds it: the row's name, "done", or "-" for none. */
-static const char *describe_step(step_t s) {
+static const char *describe_step(gp_ho_step_t s) {
         return s < S_DONE ? steps[s].name : s == S_DONE ? "done" : "-";
 }
 
-static step_t parse_step(const char *s) {
+static gp_ho_step_t parse_step(const char *s) {
         for (int i = 0; s && i < S_NONE; i++)
-                if (!strcmp(s, describe_step((step_t)i)))
-                        return (step_t)i;
+                if (!strcmp(s, describe_step((gp_ho_step_t)i)))
+                        return (gp_ho_step_t)i;
         return S_NONE;
 }
 
-static int record_step(ho_t *h, step_t s) {
+static int record_step(gp_ho_t *h, gp_ho_step_t s) {
         gp_kv_t kv[] = {{HO_STEP, describe_step(s)}};
         return record(h, kv, 1);
 }
@@ -1036,7 +775,7 @@ static void ms_field(const char *key, int64_t ms) {
 /* Where the time went: the proxy's phases (gate/hoptime.h), then this
  * command's steps in this run ("-": taken in an earlier run, or not
  * seen). */
-static void time_line(const ho_t *h) {
+static void time_line(const gp_ho_t *h) {
         int64_t ph[4];
         gp_hoptime_phases(&h->hop, ph);
         gp_progress_break();
@@ -1061,7 +800,7 @@ static void time_line(const ho_t *h) {
         putchar('\n');
 }
 
-static void final_line(const ho_t *h) {
+static void final_line(const gp_ho_t *h) {
         gp_progress_break();
         printf("handover: from=%s to=%s T=%" PRId64
                " savepoint=%s new_job_running_after_ms=%" PRId64 " ok\n",
@@ -1075,13 +814,13 @@ static int64_t num_or(const char *s, int64_t dflt) {
 }
 
 /* --abort: only while no T is chosen. */
-static int do_abort(ho_t *h) {
+static int do_abort(gp_ho_t *h) {
         for (int attempt = 0;; attempt++) {
                 gp_cm_t *cm = load_map(h);
                 gp_err_t err;
                 if (!cm)
                         return 1;
-                step_t s = parse_step(gp_cm_get(cm, HO_STEP));
+                gp_ho_step_t s = parse_step(gp_cm_get(cm, HO_STEP));
                 char rv[64], from[256], to[256];
                 snprintf(rv, sizeof(rv), "%s", gp_cm_resource_version(cm));
                 snprintf(from, sizeof(from), "%s", cm_get(cm, HO_FROM));
@@ -1144,14 +883,14 @@ static int do_abort(ho_t *h) {
 
 /* The API client and the map of o, into h. 0, or 1 with the reason
  * printed. */
-static int ho_open(ho_t *h, const gp_handover_opts_t *o) {
+static int ho_open(gp_ho_t *h, const gp_handover_opts_t *o) {
         gp_err_t err;
-        *h = (ho_t){.from = o->from,
-                    .to = o->to,
-                    .timeout_ms = o->timeout_ms,
-                    .t = GP_TS_NONE,
-                    .explicit_sp = o->savepoint,
-                    .no_checkpoint = o->no_checkpoint};
+        *h = (gp_ho_t){.from = o->from,
+                       .to = o->to,
+                       .timeout_ms = o->timeout_ms,
+                       .t = GP_TS_NONE,
+                       .explicit_sp = o->savepoint,
+                       .no_checkpoint = o->no_checkpoint};
         for (int s = 0; s < S_DONE; s++)
                 h->step_ms[s] = -1;
         gp_hoptime_init(&h->hop);
@@ -1172,13 +911,13 @@ static int ho_open(ho_t *h, const gp_handover_opts_t *o) {
         return 0;
 }
 
-static void ho_close(ho_t *h) {
+static void ho_close(gp_ho_t *h) {
         gp_ctl_destroy(h->ctl);
         gp_k8s_destroy(h->k);
 }
 
 int gp_handover_abort(const gp_handover_opts_t *o) {
-        ho_t h;
+        gp_ho_t h;
         if (ho_open(&h, o))
                 return 1;
         int rc = do_abort(&h);
@@ -1189,14 +928,14 @@ int gp_handover_abort(const gp_handover_opts_t *o) {
 /* Where are we? A recorded hand-over of the same pair goes on: its T,
  * savepoints and colours into h. Its step (S_DONE when it is done), S_NONE
  * to start one, or -1 with the reason printed; *stage the map's. */
-static int resume(ho_t *h, gp_stage_t *stage) {
+static int resume(gp_ho_t *h, gp_stage_t *stage) {
         gp_cm_t *cm = load_map(h);
         gp_control_t ctl;
         if (!cm || map_control(h, cm, &ctl)) {
                 gp_cm_destroy(cm);
                 return -1;
         }
-        step_t s = parse_step(gp_cm_get(cm, HO_STEP));
+        gp_ho_step_t s = parse_step(gp_cm_get(cm, HO_STEP));
         const char *rf = cm_get(cm, HO_FROM), *rt = cm_get(cm, HO_TO);
         bool same = !strcmp(rf, h->from) && !strcmp(rt, h->to);
         if (s != S_NONE && s != S_DONE && !same) {
@@ -1224,7 +963,7 @@ static int resume(ho_t *h, gp_stage_t *stage) {
 
 /* A new hand-over: NEW created if asked, both checked, the pair recorded
  * with step cutover. 0, or 1 with the reason printed. */
-static int begin(ho_t *h, const gp_handover_opts_t *o, gp_stage_t stage) {
+static int begin(gp_ho_t *h, const gp_handover_opts_t *o, gp_stage_t stage) {
         if (stage != GP_STAGE_RUNNING)
                 return fail("%s: stage=%s: a transition is in progress that this command did "
                             "not start; finish or abort it first (`gate-proxy status`)",
@@ -1251,7 +990,7 @@ static int begin(ho_t *h, const gp_handover_opts_t *o, gp_stage_t stage) {
 
 /* The steps from s on, each recorded before it is taken, then done. 0, or
  * 1 with the reason printed. */
-static int take_steps(ho_t *h, step_t s) {
+static int take_steps(gp_ho_t *h, gp_ho_step_t s) {
         fflush(stdout);
         for (; s < S_DONE; s++) {
                 const step_row_t *row = &steps[s];
@@ -1288,7 +1027,7 @@ static int take_steps(ho_t *h, step_t s) {
 }
 
 int gp_handover_run(const gp_handover_opts_t *o) {
-        ho_t h;
+        gp_ho_t h;
         gp_stage_t stage;
         if (ho_open(&h, o))
                 return 1;
@@ -1303,8 +1042,8 @@ int gp_handover_run(const gp_handover_opts_t *o) {
         } else if (s >= 0) {
                 printf("handover: %s (%s) -> %s (%s) on %s: going on at step %s\n", h.from,
                        gp_colour_name(h.old_colour), h.to, gp_colour_name(h.new_colour),
-                       gp_ctl_describe(h.ctl), describe_step((step_t)s));
-                rc = take_steps(&h, (step_t)s);
+                       gp_ctl_describe(h.ctl), describe_step((gp_ho_step_t)s));
+                rc = take_steps(&h, (gp_ho_step_t)s);
         }
         ho_close(&h);
         return rc;
