@@ -324,11 +324,23 @@ Test(fastread, plan_shape) {
         const gp_av_node_t *root = &av.nodes[av.root];
         cr_assert_eq(root->type, GP_AV_RECORD);
         cr_assert_neq(root->plan[0], 0);
-        /* id, tags, attrs, customer, price: COST, VARINT, NODE, NODE, NODE,
-         * FIXED 8, END; the root's six fields charged (5) */
+        /* id, tags, attrs, customer, price: COST, VARINT, BLOCKS (strings),
+         * BLOCKS (a map of ints), UNION of 2, BRANCH, BRANCH, the null
+         * branch (COST 1, JUMP), the record branch (COST 3, LEN, VARINT,
+         * JUMP), FIXED 8, END. Charged in line: the five fields, the visits
+         * of the array, the map and the union (8); a branch its own visit,
+         * and a record's its fields (1, 3): what the walk charges. */
         const gp_av_op_t *op = &av.ops[root->plan[0] - 1];
-        cr_expect_eq(op[0].arg, 5);
-        cr_expect_eq(op[5].arg, 8);
+        uint32_t at = root->plan[0] - 1;
+        cr_expect_eq(op[0].arg, 8);
+        cr_expect_eq(op[4].arg, 2);
+        cr_expect_eq(op[5].arg, at + 7);
+        cr_expect_eq(op[6].arg, at + 9);
+        cr_expect_eq(op[7].arg, 1);
+        cr_expect_eq(op[8].arg, at + 13);
+        cr_expect_eq(op[9].arg, 3);
+        cr_expect_eq(op[12].arg, at + 13);
+        cr_expect_eq(op[13].arg, 8);
         const gp_av_node_t *meta = &av.nodes[av.kids[root->kids + 5]];
         cr_assert_eq(meta->type, GP_AV_RECORD);
         cr_expect_neq(meta->plan[1], 0);
