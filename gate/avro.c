@@ -307,7 +307,8 @@ static gp_avro_rc_t skip_fields(const gp_avro_t *av, const gp_av_node_t *n, uint
  * of varints or strings its blocks in line (BLOCKS); a union a jump on
  * its branch index to the plan of each branch (UNION, then one BRANCH per
  * branch with the index of its plan, each plan ending in a JUMP past
- * them); anything else, and unions nested more than PLAN_UNIONS deep (a
+ * them, which also keeps a FIXED after the union apart from a branch's);
+ * anything else, and unions nested more than PLAN_UNIONS deep (a
  * recursive schema would never end), a call of skip() (NODE). COST
  * charges the step budget the node visits skip_fields and skip would
  * charge for the part in line up to the next branch: each plan opens
@@ -568,7 +569,10 @@ static gp_avro_rc_t run_plan(const gp_avro_t *av, const gp_av_op_t *op, rd_t *ou
         /* a copy whose address is not taken: it stays in registers, and
          * goes back to *out around skip() */
         rd_t c = *out, *r = &c;
-        for (;; op++) {
+        /* the plan's COST, then its steps */
+        if ((r->budget -= op->arg) < 0)
+                return GP_AVRO_ERR_LIMIT;
+        for (op++;; op++) {
                 switch (op->op) {
                 case GP_AVOP_COST:
                         if ((r->budget -= op->arg) < 0)
@@ -599,7 +603,10 @@ static gp_avro_rc_t run_plan(const gp_avro_t *av, const gp_av_op_t *op, rd_t *ou
                 case GP_AVOP_UNION:
                         if (rd_long(r, &v) || v < 0 || (uint64_t)v >= op->arg)
                                 return GP_AVRO_ERR_DATA;
-                        op = &av->ops[op[1 + v].arg] - 1;
+                        /* the branch's plan opens with its COST */
+                        op = &av->ops[op[1 + v].arg];
+                        if ((r->budget -= op->arg) < 0)
+                                return GP_AVRO_ERR_LIMIT;
                         break;
                 case GP_AVOP_JUMP:
                         op = &av->ops[op->arg] - 1;

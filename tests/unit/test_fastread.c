@@ -178,6 +178,13 @@ static const char NESTED[] =
         "{\"name\":\"z\",\"type\":\"long\"}]}}}]}}]}},"
         "{\"name\":\"ts\",\"type\":[\"string\",\"null\",\"int\",\"double\"]}]}";
 
+/* A union whose branches end in fixed sizes, then a fixed size: the
+ * plan must not add the one after the union to a branch's. */
+static const char FIXED_AFTER[] =
+        "{\"type\":\"record\",\"name\":\"R\",\"fields\":["
+        "{\"name\":\"u\",\"type\":[\"null\",\"double\",\"float\"]},"
+        "{\"name\":\"d\",\"type\":\"double\"},{\"name\":\"ts\",\"type\":\"long\"}]}";
+
 /* A body as words: lN a zig-zag long, s:TEXT a string, x:HEX raw bytes. */
 static size_t encode(const char *words, uint8_t *out, size_t cap) {
         size_t n = 0;
@@ -260,6 +267,12 @@ static const struct {
         {ORDER, "meta.ts", GP_UNIT_MS, "l1 l0 l0 l0 x:00000000000000", GP_BAD_BAD_AVRO, 0},
         /* an array of a million items of no bytes is over the step budget */
         {ORDER, "meta.ts", GP_UNIT_MS, "l1 l1000000", GP_BAD_BAD_AVRO, 0},
+        /* a fixed size after a union of fixed sizes, each branch */
+        {FIXED_AFTER, "ts", GP_UNIT_MS, "l0 x:0000000000000000 l5", GP_BAD_NONE, 5},
+        {FIXED_AFTER, "ts", GP_UNIT_MS, "l1 x:0000000000000000 x:0000000000000000 l6",
+         GP_BAD_NONE, 6},
+        {FIXED_AFTER, "ts", GP_UNIT_MS, "l2 x:00000000 x:0000000000000000 l7", GP_BAD_NONE, 7},
+        {FIXED_AFTER, "ts", GP_UNIT_MS, "l3 x:0000000000000000 l7", GP_BAD_BAD_AVRO, 0},
         /* records, null, boolean, float, fixed, bytes, a map of records in
          * line; the field a union */
         {NESTED, "ts", GP_UNIT_S, "x:01 x:00000000 x:7879 s:bb l1 s:k l7 l0 l0 s:1700000000",
