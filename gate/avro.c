@@ -75,24 +75,56 @@ typedef struct rd {
 #define GP_LIKELY(x) (x)
 #endif
 
-/* A varint of more than one byte: out of line, the one-byte case is
- * rd_long's. */
-static int rd_long_slow(rd_t *r, int64_t *v) {
-        uint64_t u = 0;
-        for (int shift = 0; shift < 64; shift += 7) {
-                if (r->p == r->end)
-                        return -1;
-                uint8_t b = *r->p++;
-                /* The 10th byte may hold only the top bit. */
-                if (shift == 63 && b > 1)
-                        return -1;
-                u |= (uint64_t)(b & 0x7f) << shift;
-                if (!(b & 0x80)) {
-                        *v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-                        return 0;
+/* A varint of more than one byte at p: the byte past it with *v set, or
+ * NULL. Out of line, the one-byte case is rd_long's. It takes no reader,
+ * so that a reader can stay in registers. */
+static const uint8_t *varint_slow(const uint8_t *p, const uint8_t *end, int64_t *v) {
+        size_t left = (size_t)(end - p);
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (left >= 8) {
+                /* up to eight bytes at once: the first byte below 0x80 ends
+                 * it; the 7-bit groups are packed by three shift steps */
+                uint64_t w, stop;
+                memcpy(&w, p, 8);
+                stop = ~w & UINT64_C(0x8080808080808080);
+                if (stop) {
+                        int bits = __builtin_ctzll(stop) + 1; /* through the last byte */
+                        uint64_t x = w &
+                                     (bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1) &
+                                     UINT64_C(0x7f7f7f7f7f7f7f7f);
+                        x = (x & UINT64_C(0x007f007f007f007f)) |
+                            ((x & UINT64_C(0x7f007f007f007f00)) >> 1);
+                        x = (x & UINT64_C(0x00003fff00003fff)) |
+                            ((x & UINT64_C(0x3fff00003fff0000)) >> 2);
+                        x = (x & UINT64_C(0x000000000fffffff)) |
+                            ((x & UINT64_C(0x0fffffff00000000)) >> 4);
+                        *v = (int64_t)(x >> 1) ^ -(int64_t)(x & 1);
+                        return p + bits / 8;
                 }
         }
-        return -1;
+#endif
+        uint64_t u = 0;
+        for (size_t k = 0; k < 10 && k < left; k++) {
+                uint8_t b = p[k];
+                /* The 10th byte may hold only the top bit. */
+                if (k == 9 && b > 1)
+                        return NULL;
+                u |= (uint64_t)(b & 0x7f) << (7 * k);
+                if (!(b & 0x80)) {
+                        *v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+                        return p + k + 1;
+                }
+        }
+        return NULL;
+}
+
+/* The same on a reader (which stays where it was on an error). */
+GP_HOT int rd_long_slow(rd_t *r, int64_t *v) {
+        const uint8_t *p = varint_slow(r->p, r->end, v);
+        if (!p)
+                return -1;
+        r->p = p;
+        return 0;
 }
 
 GP_HOT int rd_long(rd_t *r, int64_t *v) {
@@ -271,22 +303,36 @@ static gp_avro_rc_t skip_fields(const gp_avro_t *av, const gp_av_node_t *n, uint
 /* Skip plans. A record's fields before the path's field, as skip_fields
  * would step over them, flattened: int, long, enum a varint; string and
  * bytes a length and bytes; double, float, boolean, fixed a byte count;
- * a nested record its own fields in line; null nothing; arrays, maps and
- * unions (their shape depends on the bytes) a call of skip(). COST opens
- * each plan with the node visits skip_fields and skip would charge the
- * step budget for the part in line (arrays, maps and unions charge their
- * own); END closes it. The budget is charged at once, before the bytes
- * are read: a record over it is refused either way (DATA or LIMIT, both
- * bad-avro for the extractor), one within it is read the same. */
+ * a nested record its own fields in line; null nothing; an array or map
+ * of varints or strings its blocks in line (BLOCKS); a union a jump on
+ * its branch index to the plan of each branch (UNION, then one BRANCH per
+ * branch with the index of its plan, each plan ending in a JUMP past
+ * them, which also keeps a FIXED after the union apart from a branch's);
+ * anything else, and unions nested more than PLAN_UNIONS deep (a
+ * recursive schema would never end), a call of skip() (NODE). COST
+ * charges the step budget the node visits skip_fields and skip would
+ * charge for the part in line up to the next branch: each plan opens
+ * with one, and so does each branch; BLOCKS and NODE charge their own as
+ * they go. END closes a plan. The budget is charged at once, before the
+ * bytes are read: a record over it is refused either way (DATA or LIMIT,
+ * both bad-avro for the extractor), one within it is read the same. */
 enum {
         GP_AVOP_END = 0,
         GP_AVOP_COST,
         GP_AVOP_VARINT,
         GP_AVOP_LEN,
         GP_AVOP_FIXED,
-        GP_AVOP_NODE
+        GP_AVOP_NODE,
+        GP_AVOP_BLOCKS, /* arg: BLK_MAP | BLK_LEN */
+        GP_AVOP_UNION,  /* arg: branches; a BRANCH op for each follows */
+        GP_AVOP_BRANCH, /* arg: the index in ops of the branch's plan */
+        GP_AVOP_JUMP,   /* arg: the index in ops to go on from */
 };
 
+#define BLK_MAP         1u   /* map items: a string key first */
+#define BLK_LEN         2u   /* items of string or bytes; else a varint */
+#define PLAN_UNIONS     2    /* unions in line within unions in line */
+#define PLAN_BRANCHES   16   /* a union of more branches is a NODE */
 #define GP_AVRO_MAX_OPS 4096 /* ops over all plans; past it, no plans */
 
 static int plan_op(gp_avro_t *av, uint8_t op, uint32_t arg, int depth) {
@@ -310,17 +356,114 @@ static int plan_op(gp_avro_t *av, uint8_t op, uint32_t arg, int depth) {
         return 0;
 }
 
+static int plan_fields(gp_avro_t *av, uint32_t rec, uint32_t count, int depth, int unions,
+                       uint64_t *cost);
+
+/* A COST op to be filled in later: its index, or -1. */
+static int64_t plan_cost(gp_avro_t *av) {
+        if (plan_op(av, GP_AVOP_COST, 0, 0))
+                return -1;
+        return av->n_ops - 1;
+}
+
+static int plan_set_cost(gp_avro_t *av, int64_t at, uint64_t cost) {
+        if (cost > UINT32_MAX)
+                return -1;
+        av->ops[at].arg = (uint32_t)cost;
+        return 0;
+}
+
+/* Node k as skip(k, depth) steps over it; *cost gathers the visits charged
+ * in line. */
+static int plan_value(gp_avro_t *av, uint32_t k, int depth, int unions, uint64_t *cost) {
+        const gp_av_node_t *f = &av->nodes[k];
+        if (depth > GP_AVRO_MAX_DEPTH)
+                return plan_op(av, GP_AVOP_NODE, k, depth);
+        switch ((gp_av_type_t)f->type) {
+        case GP_AV_NULL:
+                *cost += 1;
+                return 0;
+        case GP_AV_BOOLEAN:
+                *cost += 1;
+                return plan_op(av, GP_AVOP_FIXED, 1, 0);
+        case GP_AV_FLOAT:
+                *cost += 1;
+                return plan_op(av, GP_AVOP_FIXED, 4, 0);
+        case GP_AV_DOUBLE:
+                *cost += 1;
+                return plan_op(av, GP_AVOP_FIXED, 8, 0);
+        case GP_AV_FIXED:
+                *cost += 1;
+                return plan_op(av, GP_AVOP_FIXED, f->n, 0);
+        case GP_AV_INT:
+        case GP_AV_LONG:
+        case GP_AV_ENUM:
+                *cost += 1;
+                return plan_op(av, GP_AVOP_VARINT, 0, 0);
+        case GP_AV_BYTES:
+        case GP_AV_STRING:
+                *cost += 1;
+                return plan_op(av, GP_AVOP_LEN, 0, 0);
+        case GP_AV_RECORD:
+                *cost += 1;
+                return plan_fields(av, k, f->n, depth, unions, cost);
+        case GP_AV_ARRAY:
+        case GP_AV_MAP: {
+                /* skip_blocks' in-line case: items of a varint or string
+                 * type, one level down */
+                uint8_t t = av->nodes[f->kids].type;
+                int is_len = t == GP_AV_STRING || t == GP_AV_BYTES;
+                if ((is_len || t == GP_AV_INT || t == GP_AV_LONG || t == GP_AV_ENUM) &&
+                    depth + 1 <= GP_AVRO_MAX_DEPTH) {
+                        *cost += 1;
+                        return plan_op(av, GP_AVOP_BLOCKS,
+                                       (f->type == GP_AV_MAP ? BLK_MAP : 0) |
+                                               (is_len ? BLK_LEN : 0),
+                                       0);
+                }
+                return plan_op(av, GP_AVOP_NODE, k, depth);
+        }
+        case GP_AV_UNION: {
+                if (unions >= PLAN_UNIONS || f->n == 0 || f->n > PLAN_BRANCHES)
+                        return plan_op(av, GP_AVOP_NODE, k, depth);
+                *cost += 1;
+                if (plan_op(av, GP_AVOP_UNION, f->n, 0))
+                        return -1;
+                uint32_t table = av->n_ops;
+                for (uint32_t b = 0; b < f->n; b++)
+                        if (plan_op(av, GP_AVOP_BRANCH, 0, 0))
+                                return -1;
+                uint32_t jumps[PLAN_BRANCHES];
+                for (uint32_t b = 0; b < f->n; b++) {
+                        uint64_t bcost = 0;
+                        av->ops[table + b].arg = av->n_ops;
+                        int64_t at = plan_cost(av);
+                        if (at < 0 ||
+                            plan_value(av, av->kids[f->kids + b], depth + 1, unions + 1,
+                                       &bcost) ||
+                            plan_set_cost(av, at, bcost))
+                                return -1;
+                        jumps[b] = av->n_ops;
+                        if (plan_op(av, GP_AVOP_JUMP, 0, 0))
+                                return -1;
+                }
+                for (uint32_t b = 0; b < f->n; b++)
+                        av->ops[jumps[b]].arg = av->n_ops;
+                return 0;
+        }
+        }
+        return -1;
+}
+
 /* The first `count` fields of record `rec` as skip_fields(rec, count,
  * depth) steps over them; *cost gathers the visits charged in line. */
-static int plan_fields(gp_avro_t *av, uint32_t rec, uint32_t count, int depth,
+static int plan_fields(gp_avro_t *av, uint32_t rec, uint32_t count, int depth, int unions,
                        uint64_t *cost) {
-        const gp_av_node_t *n = &av->nodes[rec];
         *cost += count;
         for (uint32_t i = 0; i < count; i++) {
-                uint32_t k = av->kids[n->kids + i];
-                const gp_av_node_t *f = &av->nodes[k];
-                int rc = 0;
-                switch ((gp_av_type_t)f->type) {
+                uint32_t k = av->kids[av->nodes[rec].kids + i];
+                int rc;
+                switch ((gp_av_type_t)av->nodes[k].type) {
                 case GP_AV_INT:
                 case GP_AV_LONG:
                 case GP_AV_ENUM:
@@ -333,24 +476,8 @@ static int plan_fields(gp_avro_t *av, uint32_t rec, uint32_t count, int depth,
                 case GP_AV_DOUBLE:
                         rc = plan_op(av, GP_AVOP_FIXED, 8, 0);
                         break;
-                default:
-                        /* skip(k, depth + 1): a visit, then by type */
-                        if (depth + 1 > GP_AVRO_MAX_DEPTH ||
-                            (f->type != GP_AV_NULL && f->type != GP_AV_BOOLEAN &&
-                             f->type != GP_AV_FLOAT && f->type != GP_AV_FIXED &&
-                             f->type != GP_AV_RECORD)) {
-                                rc = plan_op(av, GP_AVOP_NODE, k, depth + 1);
-                                break;
-                        }
-                        *cost += 1;
-                        if (f->type == GP_AV_BOOLEAN)
-                                rc = plan_op(av, GP_AVOP_FIXED, 1, 0);
-                        else if (f->type == GP_AV_FLOAT)
-                                rc = plan_op(av, GP_AVOP_FIXED, 4, 0);
-                        else if (f->type == GP_AV_FIXED)
-                                rc = plan_op(av, GP_AVOP_FIXED, f->n, 0);
-                        else if (f->type == GP_AV_RECORD)
-                                rc = plan_fields(av, k, f->n, depth + 1, cost);
+                default: /* skip(k, depth + 1) */
+                        rc = plan_value(av, k, depth + 1, unions, cost);
                 }
                 if (rc)
                         return -1;
@@ -369,14 +496,12 @@ void gp_avro_plan(gp_avro_t *av) {
                 for (int k = 0; k < av->path_len && k < GP_AVRO_MAX_PATH; k++) {
                         if (n->step[k] < 0 || (uint32_t)n->step[k] > n->n)
                                 continue;
-                        uint32_t at = av->n_ops;
                         uint64_t cost = 0;
-                        if (plan_op(av, GP_AVOP_COST, 0, 0) ||
-                            plan_fields(av, i, (uint32_t)n->step[k], 1, &cost) ||
-                            plan_op(av, GP_AVOP_END, 0, 0) || cost > UINT32_MAX)
+                        int64_t at = plan_cost(av);
+                        if (at < 0 || plan_fields(av, i, (uint32_t)n->step[k], 1, 0, &cost) ||
+                            plan_op(av, GP_AVOP_END, 0, 0) || plan_set_cost(av, at, cost))
                                 goto none;
-                        av->ops[at].arg = (uint32_t)cost;
-                        av->nodes[i].plan[k] = at + 1;
+                        av->nodes[i].plan[k] = (uint32_t)at + 1;
                 }
         }
         return;
@@ -386,20 +511,79 @@ none: /* no plans: gp_avro_find walks the schema */
         av->n_ops = 0;
 }
 
-/* Runs the plan at op (its COST). */
-static gp_avro_rc_t run_plan(const gp_avro_t *av, const gp_av_op_t *op, rd_t *r) {
+/* A length (of string or bytes) at p: steps p past it and its bytes, or
+ * returns -1. One byte in line, longer ones by rd_long. */
+GP_HOT int rd_skip_len(rd_t *r) {
+        const uint8_t *p = r->p;
+        if (GP_LIKELY(p < r->end && *p < 0x80)) {
+                /* zig-zag: an odd byte is a negative length */
+                size_t n = *p >> 1;
+                if ((*p & 1) || n >= (size_t)(r->end - p))
+                        return -1;
+                r->p = p + 1 + n;
+                return 0;
+        }
         int64_t v;
-        gp_avro_rc_t rc;
+        return rd_long_slow(r, &v) || rd_skip(r, v);
+}
+
+/* A BLOCKS op: skip_blocks' in-line case, the same bytes refused and the
+ * same budget charged. */
+GP_HOT gp_avro_rc_t run_blocks(rd_t *r, uint32_t how) {
+        for (;;) {
+                int64_t count, size;
+                if (rd_long(r, &count))
+                        return GP_AVRO_ERR_DATA;
+                if (count == 0)
+                        return GP_AVRO_OK;
+                if (count < 0) {
+                        if (count == INT64_MIN || rd_long(r, &size) || rd_skip(r, size))
+                                return GP_AVRO_ERR_DATA;
+                        if ((r->budget -= 1) < 0)
+                                return GP_AVRO_ERR_LIMIT;
+                        continue;
+                }
+                if ((r->budget -= count) < 0 || (r->budget -= count) < 0)
+                        return GP_AVRO_ERR_LIMIT;
+                if (how == BLK_LEN) {
+                        for (int64_t i = 0; i < count; i++)
+                                if (rd_skip_len(r))
+                                        return GP_AVRO_ERR_DATA;
+                } else if (how == (BLK_MAP | BLK_LEN)) {
+                        for (int64_t i = 0; i < count; i++)
+                                if (rd_skip_len(r) || rd_skip_len(r))
+                                        return GP_AVRO_ERR_DATA;
+                } else {
+                        int is_map = how == BLK_MAP;
+                        for (int64_t i = 0; i < count; i++)
+                                if ((is_map && rd_skip_len(r)) || rd_skip_long(r))
+                                        return GP_AVRO_ERR_DATA;
+                }
+        }
+}
+
+/* Runs the plan from op (its COST) to its END. */
+static gp_avro_rc_t run_plan(const gp_avro_t *av, const gp_av_op_t *op, rd_t *out) {
+        int64_t v;
+        gp_avro_rc_t rc = GP_AVRO_OK;
+        /* a copy whose address is not taken: it stays in registers, and
+         * goes back to *out around skip() */
+        rd_t c = *out, *r = &c;
+        /* the plan's COST, then its steps */
         if ((r->budget -= op->arg) < 0)
                 return GP_AVRO_ERR_LIMIT;
         for (op++;; op++) {
                 switch (op->op) {
+                case GP_AVOP_COST:
+                        if ((r->budget -= op->arg) < 0)
+                                return GP_AVRO_ERR_LIMIT;
+                        break;
                 case GP_AVOP_VARINT:
                         if (rd_skip_long(r))
                                 return GP_AVRO_ERR_DATA;
                         break;
                 case GP_AVOP_LEN:
-                        if (rd_long(r, &v) || rd_skip(r, v))
+                        if (rd_skip_len(r))
                                 return GP_AVRO_ERR_DATA;
                         break;
                 case GP_AVOP_FIXED:
@@ -407,10 +591,28 @@ static gp_avro_rc_t run_plan(const gp_avro_t *av, const gp_av_op_t *op, rd_t *r)
                                 return GP_AVRO_ERR_DATA;
                         break;
                 case GP_AVOP_NODE:
-                        if ((rc = skip(av, op->arg, r, op->depth)))
+                        *out = c;
+                        if ((rc = skip(av, op->arg, out, op->depth)))
+                                return rc;
+                        c = *out;
+                        break;
+                case GP_AVOP_BLOCKS:
+                        if ((rc = run_blocks(r, op->arg)))
                                 return rc;
                         break;
+                case GP_AVOP_UNION:
+                        if (rd_long(r, &v) || v < 0 || (uint64_t)v >= op->arg)
+                                return GP_AVRO_ERR_DATA;
+                        /* the branch's plan opens with its COST */
+                        op = &av->ops[op[1 + v].arg];
+                        if ((r->budget -= op->arg) < 0)
+                                return GP_AVRO_ERR_LIMIT;
+                        break;
+                case GP_AVOP_JUMP:
+                        op = &av->ops[op->arg] - 1;
+                        break;
                 default: /* END */
+                        *out = c;
                         return GP_AVRO_OK;
                 }
         }

@@ -24,11 +24,16 @@
  *     number, "a[0]" where a is an object) is MISSING, after that value has
  *     been validated.
  *
- * Cost, measured with callgrind (x86-64, -O2): finding the last key of a
- * 189-byte compact record takes about 1,600 instructions with gcc 12 and
- * 1,800 with clang 14; the first key, about 300. The string scan (a byte
- * class table, unrolled by four) is about a third of it; word-at-a-time
- * tricks measured slower on typical short keys and values. */
+ * Cost, measured with callgrind (x86-64, gcc 12, -O2): finding meta.ts in
+ * bench/cost.sh's 198-byte compact record (meta after four members, one
+ * an object and one an array; ts after one: about 40 tokens up to the
+ * answer) takes about 1,190 instructions, about 30 a token. The string
+ * scan (a byte class table, unrolled by four) is about a third of it:
+ * keys and short values are a few bytes each, where a 16-byte SSE2
+ * compare saved under 2 % and word-at-a-time tricks measured slower.
+ * Digit runs are read eight bytes a step. Checking every byte up to the
+ * answer is what the cost is made of: each token costs its dispatch and
+ * its bytes. */
 #include "gate/jsonpath.h"
 
 #include <stdio.h>
@@ -141,6 +146,37 @@ GP_HOT size_t scan_string(const char *d, size_t len, size_t i) {
         return scan_string_slow(d, len, i);
 }
 
+/* The first i' >= i with d[i'] not a digit, or len. Eight bytes per step
+ * where eight are left: a byte is a digit when its high nibble is 3 and
+ * stays 3 after adding 6; the first byte that is not one ends the run (a
+ * carry from a byte into the next can only come from a byte that is not
+ * a digit, so the bytes before it are read as they are). */
+GP_HOT size_t skip_digits(const char *d, size_t len, size_t i) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        while (len - i >= 8) {
+                uint64_t w, t;
+                memcpy(&w, d + i, 8);
+                /* a zero byte for each digit */
+                t = ((w & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
+                     (((w + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >>
+                      4)) ^
+                    UINT64_C(0x3333333333333333);
+                if (t) {
+                        /* bit 7 of each byte that is not zero */
+                        t = (((t & UINT64_C(0x7F7F7F7F7F7F7F7F)) +
+                              UINT64_C(0x7F7F7F7F7F7F7F7F)) |
+                             t) &
+                            UINT64_C(0x8080808080808080);
+                        return i + ((size_t)__builtin_ctzll(t) >> 3);
+                }
+                i += 8;
+        }
+#endif
+        while (i < len && (CLS(d[i]) & C_DIG))
+                i++;
+        return i;
+}
+
 /* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? from d[i] (i < len): the
  * index past it, or 0. */
 GP_HOT size_t scan_number(const char *d, size_t len, size_t i) {
@@ -148,31 +184,15 @@ GP_HOT size_t scan_number(const char *d, size_t len, size_t i) {
                 i++;
         if (i >= len || !(CLS(d[i]) & C_DIG))
                 return 0;
-        if (d[i] == '0') {
+        if (d[i] == '0')
                 i++;
-        } else {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                /* eight digits per step (as gate/timeparse.c reads them) */
-                while (len - i >= 8) {
-                        uint64_t w;
-                        memcpy(&w, d + i, 8);
-                        if (((w & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
-                             (((w + UINT64_C(0x0606060606060606)) &
-                               UINT64_C(0xF0F0F0F0F0F0F0F0)) >>
-                              4)) != UINT64_C(0x3333333333333333))
-                                break;
-                        i += 8;
-                }
-#endif
-                while (i < len && (CLS(d[i]) & C_DIG))
-                        i++;
-        }
+        else
+                i = skip_digits(d, len, i + 1);
         if (i < len && d[i] == '.') {
                 i++;
                 if (i >= len || !(CLS(d[i]) & C_DIG))
                         return 0;
-                while (i < len && (CLS(d[i]) & C_DIG))
-                        i++;
+                i = skip_digits(d, len, i + 1);
         }
         if (i < len && (d[i] == 'e' || d[i] == 'E')) {
                 i++;
@@ -180,8 +200,7 @@ GP_HOT size_t scan_number(const char *d, size_t len, size_t i) {
                         i++;
                 if (i >= len || !(CLS(d[i]) & C_DIG))
                         return 0;
-                while (i < len && (CLS(d[i]) & C_DIG))
-                        i++;
+                i = skip_digits(d, len, i + 1);
         }
         return i;
 }
@@ -226,13 +245,18 @@ static size_t scan_literal(const char *d, size_t len, size_t i) {
  * past it, or 0 with *rc set. Iterative: bit k of `obj` says whether the
  * k-th container opened here is an object; n of them are open,
  * depth + n <= GP_JSON_MAX_DEPTH <= 64. */
-static size_t skip_value(const char *d, size_t len, size_t i, int depth, gp_json_rc_t *rc) {
+GP_HOT size_t skip_value(const char *d, size_t len, size_t i, int depth, gp_json_rc_t *rc) {
         uint64_t obj = 0;
         int n = 0;
 
 value:
         if (i >= len)
                 goto syntax;
+        if (d[i] == '"') { /* the common value first, before the switch */
+                if ((i = scan_string(d, len, i)) == 0)
+                        goto syntax;
+                goto after;
+        }
         switch (d[i]) {
         case ' ':
         case '\t':
@@ -315,6 +339,13 @@ syntax:
         return 0;
 }
 
+/* skip_value out of line, for the places that are not on every record's
+ * way (a value found, a segment that does not fit). */
+static size_t skip_value_cold(const char *d, size_t len, size_t i, int depth,
+                              gp_json_rc_t *rc) {
+        return skip_value(d, len, i, depth, rc);
+}
+
 /* Steps over the member value or element at or after d[i] that the path
  * does not want, and the ',' after it: the index past the ',', or 0 with
  * *rc set to MISSING (the container's `closer` came instead) or an error.
@@ -369,7 +400,7 @@ static gp_json_rc_t take_value(const char *d, size_t len, size_t i, int depth, c
                 v.ptr = d + start;
                 v.len = i - start;
         } else {
-                if ((i = skip_value(d, len, i, depth, &rc)) == 0)
+                if ((i = skip_value_cold(d, len, i, depth, &rc)) == 0)
                         return rc;
                 v.type = GP_JSON_OTHER;
                 v.ptr = d + start;
@@ -454,7 +485,7 @@ gp_json_rc_t gp_jpath_find(const gp_jpath_t *p, const char *doc, size_t len, gp_
                         /* Not the container this segment needs (or not a
                          * container): validate it and its end, as for a
                          * value found, then report a miss. */
-                        if ((i = skip_value(doc, len, i, k, &rc)) == 0)
+                        if ((i = skip_value_cold(doc, len, i, k, &rc)) == 0)
                                 return rc;
                         if (k > 0) {
                                 SKIP_WS(doc, len, i);

@@ -178,6 +178,13 @@ static const char NESTED[] =
         "{\"name\":\"z\",\"type\":\"long\"}]}}}]}}]}},"
         "{\"name\":\"ts\",\"type\":[\"string\",\"null\",\"int\",\"double\"]}]}";
 
+/* A union whose branches end in fixed sizes, then a fixed size: the
+ * plan must not add the one after the union to a branch's. */
+static const char FIXED_AFTER[] =
+        "{\"type\":\"record\",\"name\":\"R\",\"fields\":["
+        "{\"name\":\"u\",\"type\":[\"null\",\"double\",\"float\"]},"
+        "{\"name\":\"d\",\"type\":\"double\"},{\"name\":\"ts\",\"type\":\"long\"}]}";
+
 /* A body as words: lN a zig-zag long, s:TEXT a string, x:HEX raw bytes. */
 static size_t encode(const char *words, uint8_t *out, size_t cap) {
         size_t n = 0;
@@ -260,6 +267,12 @@ static const struct {
         {ORDER, "meta.ts", GP_UNIT_MS, "l1 l0 l0 l0 x:00000000000000", GP_BAD_BAD_AVRO, 0},
         /* an array of a million items of no bytes is over the step budget */
         {ORDER, "meta.ts", GP_UNIT_MS, "l1 l1000000", GP_BAD_BAD_AVRO, 0},
+        /* a fixed size after a union of fixed sizes, each branch */
+        {FIXED_AFTER, "ts", GP_UNIT_MS, "l0 x:0000000000000000 l5", GP_BAD_NONE, 5},
+        {FIXED_AFTER, "ts", GP_UNIT_MS, "l1 x:0000000000000000 x:0000000000000000 l6",
+         GP_BAD_NONE, 6},
+        {FIXED_AFTER, "ts", GP_UNIT_MS, "l2 x:00000000 x:0000000000000000 l7", GP_BAD_NONE, 7},
+        {FIXED_AFTER, "ts", GP_UNIT_MS, "l3 x:0000000000000000 l7", GP_BAD_BAD_AVRO, 0},
         /* records, null, boolean, float, fixed, bytes, a map of records in
          * line; the field a union */
         {NESTED, "ts", GP_UNIT_S, "x:01 x:00000000 x:7879 s:bb l1 s:k l7 l0 l0 s:1700000000",
@@ -324,11 +337,23 @@ Test(fastread, plan_shape) {
         const gp_av_node_t *root = &av.nodes[av.root];
         cr_assert_eq(root->type, GP_AV_RECORD);
         cr_assert_neq(root->plan[0], 0);
-        /* id, tags, attrs, customer, price: COST, VARINT, NODE, NODE, NODE,
-         * FIXED 8, END; the root's six fields charged (5) */
+        /* id, tags, attrs, customer, price: COST, VARINT, BLOCKS (strings),
+         * BLOCKS (a map of ints), UNION of 2, BRANCH, BRANCH, the null
+         * branch (COST 1, JUMP), the record branch (COST 3, LEN, VARINT,
+         * JUMP), FIXED 8, END. Charged in line: the five fields, the visits
+         * of the array, the map and the union (8); a branch its own visit,
+         * and a record's its fields (1, 3): what the walk charges. */
         const gp_av_op_t *op = &av.ops[root->plan[0] - 1];
-        cr_expect_eq(op[0].arg, 5);
-        cr_expect_eq(op[5].arg, 8);
+        uint32_t at = root->plan[0] - 1;
+        cr_expect_eq(op[0].arg, 8);
+        cr_expect_eq(op[4].arg, 2);
+        cr_expect_eq(op[5].arg, at + 7);
+        cr_expect_eq(op[6].arg, at + 9);
+        cr_expect_eq(op[7].arg, 1);
+        cr_expect_eq(op[8].arg, at + 13);
+        cr_expect_eq(op[9].arg, 3);
+        cr_expect_eq(op[12].arg, at + 13);
+        cr_expect_eq(op[13].arg, 8);
         const gp_av_node_t *meta = &av.nodes[av.kids[root->kids + 5]];
         cr_assert_eq(meta->type, GP_AV_RECORD);
         cr_expect_neq(meta->plan[1], 0);

@@ -168,6 +168,15 @@ Test(jsonpath, finds) {
                 {"n", "{\"n\":0.5E-3}", GP_JSON_NUMBER, "0.5E-3", 0},
                 {"n", "{\"n\":1e5 }", GP_JSON_NUMBER, "1e5", 0},
                 {"n", "{\"n\":1700000000123}", GP_JSON_NUMBER, "1700000000123", 0},
+                /* digit runs read eight bytes at a time: runs ending at every
+                 * offset of a word, a byte above '9' + 6 after them */
+                {"n", "{\"n\":12345678}", GP_JSON_NUMBER, "12345678", 0},
+                {"n", "{\"n\":123456789012345678901234}", GP_JSON_NUMBER,
+                 "123456789012345678901234", 0},
+                {"n", "{\"n\":1.2345678901234567e1234567890}", GP_JSON_NUMBER,
+                 "1.2345678901234567e1234567890", 0},
+                {"n", "{\"x\":99999999,\"n\":2}", GP_JSON_NUMBER, "2", 0},
+                {"n", "{\"x\":1234567,\"n\":123456789}", GP_JSON_NUMBER, "123456789", 0},
                 /* strings */
                 {"s", "{\"s\":\"\"}", GP_JSON_STRING, "", 0},
                 {"s", "{\"s\":\"2026-12-02T13:59:17Z\"}", GP_JSON_STRING,
@@ -296,6 +305,15 @@ Test(jsonpath, syntax_errors) {
                 {"a", "{\"x\":1e,\"a\":1}", GP_JSON_ERR_SYNTAX, "empty exponent"},
                 {"a", "{\"x\":1e+,\"a\":1}", GP_JSON_ERR_SYNTAX, "signed empty exponent"},
                 {"a", "{\"x\":0x1,\"a\":1}", GP_JSON_ERR_SYNTAX, "hex number"},
+                /* a digit run read eight bytes at a time, ended by a byte
+                 * that is not a digit (some that carry when 6 is added) */
+                {"a", "{\"x\":1234567\xff\xff,\"a\":1}", GP_JSON_ERR_SYNTAX,
+                 "0xff after digits"},
+                {"a", "{\"x\":12345678901234\xfa:9,\"a\":1}", GP_JSON_ERR_SYNTAX,
+                 "0xfa after digits"},
+                {"a", "{\"x\":123456/,\"a\":2}", GP_JSON_ERR_SYNTAX, "'/' after digits"},
+                {"a", "{\"x\":1234567:,\"a\":2}", GP_JSON_ERR_SYNTAX, "':' after digits"},
+                {"a", "{\"x\":1.1234567a,\"a\":2}", GP_JSON_ERR_SYNTAX, "letter in fraction"},
                 {"a", "{\"x\":NaN,\"a\":1}", GP_JSON_ERR_SYNTAX, "NaN"},
                 {"a", "{\"x\":tru,\"a\":1}", GP_JSON_ERR_SYNTAX, "short literal"},
                 {"a", "{\"x\":True,\"a\":1}", GP_JSON_ERR_SYNTAX, "capital literal"},
