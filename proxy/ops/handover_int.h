@@ -67,8 +67,8 @@ int gp_ho_old_stopped(gp_ho_t *h, const cJSON *fd, const gp_ho_seen_t *seen);
 void gp_ho_ask_checkpoint(gp_ho_t *h, const gp_cm_t *cm);
 
 /* The short names both files use. */
-#define fail(...)          gp_ho_fail(__VA_ARGS__)
-#define cm_get(cm, key)    gp_ho_cm_get(cm, key)
-#define uri_norm(s)        gp_ho_uri_norm(s)
+#define fail(...)       gp_ho_fail(__VA_ARGS__)
+#define cm_get(cm, key) gp_ho_cm_get(cm, key)
+#define uri_norm(s)     gp_ho_uri_norm(s)
 
 #endif

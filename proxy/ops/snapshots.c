@@ -243,4 +243,3 @@ int gp_ho_old_stopped(gp_ho_t *h, const cJSON *fd, const gp_ho_seen_t *seen) {
                                         "resources are off for it, or operator-wide)");
         return noop_suspend(h, fd, path);
 }
-
