@@ -177,22 +177,31 @@ static gp_avro_rc_t skip(const gp_avro_t *av, uint32_t node, rd_t *r, int depth)
 static gp_avro_rc_t skip_fields(const gp_avro_t *av, const gp_av_node_t *n, uint32_t count,
                                 rd_t *r, int depth);
 
+/* The next array or map block with items: *count of them follow, 0 at the
+ * end. A block written with a negative count and its byte size is skipped
+ * whole by that size, one step of the budget. */
+GP_HOT gp_avro_rc_t block_next(rd_t *r, int64_t *count) {
+        for (;;) {
+                int64_t size;
+                if (rd_long(r, count))
+                        return GP_AVRO_ERR_DATA;
+                if (*count >= 0)
+                        return GP_AVRO_OK;
+                if (*count == INT64_MIN || rd_long(r, &size) || rd_skip(r, size))
+                        return GP_AVRO_ERR_DATA;
+                if ((r->budget -= 1) < 0)
+                        return GP_AVRO_ERR_LIMIT;
+        }
+}
+
 /* Array and map blocks. */
 static gp_avro_rc_t skip_blocks(const gp_avro_t *av, uint32_t items, rd_t *r, int depth,
                                 int is_map) {
         for (;;) {
-                int64_t count, size;
-                if (rd_long(r, &count))
-                        return GP_AVRO_ERR_DATA;
-                if (count == 0)
-                        return GP_AVRO_OK;
-                if (count < 0) {
-                        if (count == INT64_MIN || rd_long(r, &size) || rd_skip(r, size))
-                                return GP_AVRO_ERR_DATA;
-                        if ((r->budget -= 1) < 0)
-                                return GP_AVRO_ERR_LIMIT;
-                        continue;
-                }
+                int64_t count;
+                gp_avro_rc_t brc = block_next(r, &count);
+                if (brc || count == 0)
+                        return brc;
                 if ((r->budget -= count) < 0)
                         return GP_AVRO_ERR_LIMIT;
                 /* Items of a varint or string type: skip()'s visit of
@@ -531,18 +540,10 @@ GP_HOT int rd_skip_len(rd_t *r) {
  * same budget charged. */
 GP_HOT gp_avro_rc_t run_blocks(rd_t *r, uint32_t how) {
         for (;;) {
-                int64_t count, size;
-                if (rd_long(r, &count))
-                        return GP_AVRO_ERR_DATA;
-                if (count == 0)
-                        return GP_AVRO_OK;
-                if (count < 0) {
-                        if (count == INT64_MIN || rd_long(r, &size) || rd_skip(r, size))
-                                return GP_AVRO_ERR_DATA;
-                        if ((r->budget -= 1) < 0)
-                                return GP_AVRO_ERR_LIMIT;
-                        continue;
-                }
+                int64_t count;
+                gp_avro_rc_t brc = block_next(r, &count);
+                if (brc || count == 0)
+                        return brc;
                 if ((r->budget -= count) < 0 || (r->budget -= count) < 0)
                         return GP_AVRO_ERR_LIMIT;
                 if (how == BLK_LEN) {
