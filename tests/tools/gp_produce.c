@@ -69,6 +69,9 @@ typedef struct prod {
         avro_value_t rec;
         const char **xconf;
         size_t n_xconf;
+        const char *pick_arg; /* --pick LIST */
+        int64_t *pick;        /* the records i to write, in order */
+        size_t n_pick;
 
         rd_kafka_t *rk;
         int nparts;
@@ -403,9 +406,8 @@ static int produce_all(prod_t *g) {
         char *pad = malloc((size_t)g->pad + 1);
         char *val = NULL;
         size_t vcap = 0;
-        uint64_t rng = g->seed;
         int64_t t0 = mono_ms(), next_report = t0 + 1000, last_report_n = 0, last_report_t = t0;
-        int64_t i;
+        int64_t n = g->pick_arg ? (int64_t)g->n_pick : g->count;
         int rc = 0;
         if (!pad) {
                 fputs("gp-produce: out of memory\n", stderr);
@@ -415,15 +417,19 @@ static int produce_all(prod_t *g) {
                 pad[k] = (char)('a' + k % 26);
         pad[g->pad] = '\0';
 
-        for (i = 0; i < g->count && !g->failed; i++) {
+        for (int64_t j = 0; j < n && !g->failed; j++) {
                 char key[32], hval[32];
                 bool has_key;
                 size_t vlen;
                 int64_t ev;
+                int64_t i = g->pick_arg ? g->pick[j] : j;
+                /* The jitter generator's state before record i: each record
+                 * draws once, so --pick writes record i as it is without. */
+                uint64_t rng = g->seed + (uint64_t)i * 0x9e3779b97f4a7c15ULL;
 
                 if (g->rate > 0) {
                         for (;;) {
-                                int64_t due = t0 + (int64_t)((double)i * 1000.0 / g->rate);
+                                int64_t due = t0 + (int64_t)((double)j * 1000.0 / g->rate);
                                 int64_t now = mono_ms();
                                 if (now >= due)
                                         break;
@@ -490,9 +496,9 @@ static int produce_all(prod_t *g) {
                         fprintf(stderr,
                                 "gp-produce: %s: sent=%" PRId64 " delivered=%" PRId64
                                 " failed=%" PRId64 " rate=%.0f/s\n",
-                                g->topic, i + 1, g->delivered, g->failed,
-                                secs > 0 ? (double)(i + 1 - last_report_n) / secs : 0.0);
-                        last_report_n = i + 1;
+                                g->topic, j + 1, g->delivered, g->failed,
+                                secs > 0 ? (double)(j + 1 - last_report_n) / secs : 0.0);
+                        last_report_n = j + 1;
                         last_report_t = now;
                         next_report = now + 1000;
                 }
@@ -537,6 +543,7 @@ static void usage(FILE *f) {
               "                  [--seed N] [--timeout-ms MS] [-X key=value]... [--quiet]\n"
               "                  [--format json|avro|confluent] [--schema-id N] [--ts-header "
               "NAME]\n"
+              "                  [--pick LIST]\n"
               "       gp-produce --print-schema\n"
               "\n"
               "Writes N test records to topic S with an idempotent producer\n"
@@ -557,7 +564,9 @@ static void usage(FILE *f) {
               "Avro records cycle through: not framed (\"not avro\"; plain: a bad varint),\n"
               "truncated to 6 bytes, and (confluent) schema id --schema-id + 1000000.\n"
               "Given the same options and --seed, the records are the same on every run;\n"
-              "only the default --ts-start (now) changes.\n"
+              "only the default --ts-start (now) changes. --pick writes some of them, each\n"
+              "exactly as it would be written without it (e.g. a hand-made copy of chosen\n"
+              "records in a chosen order).\n"
               "\n"
               "Options:\n"
               "  --bootstrap HOST:PORT  the broker (required)\n"
@@ -592,6 +601,9 @@ static void usage(FILE *f) {
               "                         (wire format with --schema-id)\n"
               "  --schema-id N          the registry id in the confluent framing (default 1)\n"
               "  --print-schema         print the Avro schema and exit\n"
+              "  --pick LIST            write only the records i in LIST, in its order:\n"
+              "                         comma-separated indexes I and ranges A-B (0-based,\n"
+              "                         below --count; repeats allowed), e.g. 0-3,6,4,4\n"
               "  --pad-bytes N          length of \"pad\" (default 16, at most 1048576)\n"
               "  --seed N               seed of the jitter (default 1)\n"
               "  --timeout-ms MS        wait this long for the last deliveries (default "
@@ -623,6 +635,53 @@ static int num(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *
         return 0;
 }
 
+/* --pick LIST: indexes I and ranges A-B, comma-separated, each below
+ * --count; 0 or -1 (usage error printed). */
+static int parse_pick(prod_t *g) {
+        const char *s = g->pick_arg, *why = NULL;
+        size_t cap = 0;
+        while (*s) {
+                const char *end = strchr(s, ',');
+                if (!end)
+                        end = s + strlen(s);
+                const char *dash = memchr(s, '-', (size_t)(end - s));
+                const char *first_end = dash ? dash : end;
+                int64_t a = 0, b = 0;
+                bool bad = gp_parse_i64(s, (size_t)(first_end - s), &a, &why) != 0;
+                if (dash)
+                        bad = bad ||
+                              gp_parse_i64(dash + 1, (size_t)(end - dash - 1), &b, &why);
+                else
+                        b = a;
+                if (bad) {
+                        fprintf(stderr, "gp-produce: --pick %s: '%.*s' is not I or A-B\n",
+                                g->pick_arg, (int)(end - s), s);
+                        return -1;
+                }
+                if (a < 0 || b < a || b >= g->count) {
+                        fprintf(stderr,
+                                "gp-produce: --pick %s: '%.*s' is not within 0 to %" PRId64
+                                " (--count - 1), or ends before it starts\n",
+                                g->pick_arg, (int)(end - s), s, g->count - 1);
+                        return -1;
+                }
+                for (int64_t i = a; i <= b; i++) {
+                        if (g->n_pick == cap) {
+                                cap = cap ? cap * 2 : 64;
+                                int64_t *p = realloc(g->pick, cap * sizeof(*p));
+                                if (!p) {
+                                        fputs("gp-produce: out of memory\n", stderr);
+                                        return -1;
+                                }
+                                g->pick = p;
+                        }
+                        g->pick[g->n_pick++] = i;
+                }
+                s = *end ? end + 1 : end;
+        }
+        return 0;
+}
+
 /* 0, 1 (help printed) or -1 (usage error printed). */
 static int parse_args(prod_t *g, int argc, char **argv) {
         enum {
@@ -647,7 +706,8 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 O_SID2,
                 O_TSH,
                 O_PRINT,
-                O_PART
+                O_PART,
+                O_PICK
         };
         static const struct option opts[] = {
                 {"bootstrap", required_argument, NULL, O_BOOT},
@@ -672,6 +732,7 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 {"schema-id", required_argument, NULL, O_SID2},
                 {"ts-header", required_argument, NULL, O_TSH},
                 {"print-schema", no_argument, NULL, O_PRINT},
+                {"pick", required_argument, NULL, O_PICK},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
@@ -793,6 +854,9 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 case O_PRINT:
                         puts(SCHEMA);
                         return 1;
+                case O_PICK:
+                        g->pick_arg = optarg;
+                        break;
                 case 'X': {
                         char *eq = strchr(optarg, '=');
                         if (!eq || eq == optarg) {
@@ -838,6 +902,8 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                         "--help)\n");
                 return -1;
         }
+        if (g->pick_arg && parse_pick(g))
+                return -1;
         if (!g->have_ts_start) {
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
@@ -852,6 +918,7 @@ int main(int argc, char **argv) {
         int rc = parse_args(&g, argc, argv);
         if (rc) {
                 free(g.xconf);
+                free(g.pick);
                 return rc > 0 ? EXIT_OK : EXIT_USAGE;
         }
         rc = EXIT_USAGE;
@@ -871,5 +938,6 @@ int main(int argc, char **argv) {
                 rd_kafka_destroy(g.rk);
         enc_fini(&g);
         free(g.xconf);
+        free(g.pick);
         return rc;
 }
