@@ -69,6 +69,8 @@ typedef struct prod {
         avro_value_t rec;
         const char **xconf;
         size_t n_xconf;
+        const char **hdr; /* --header NAME=VALUE, pairs */
+        size_t n_hdr;
         const char *pick_arg; /* --pick LIST */
         int64_t *pick;        /* the records i to write, in order */
         size_t n_pick;
@@ -446,7 +448,29 @@ static int produce_all(prod_t *g) {
                 int tslen = snprintf(tsval, sizeof(tsval), "%" PRId64, ev);
                 for (;;) {
                         rd_kafka_resp_err_t err;
-                        if (g->ts_header)
+                        if (g->n_hdr) {
+                                /* The headers below, then those of --header. */
+                                rd_kafka_headers_t *hs = rd_kafka_headers_new(g->n_hdr + 2);
+                                if (g->headers || g->ts_header)
+                                        rd_kafka_header_add(hs, "h", -1, hval,
+                                                            g->headers ? (ssize_t)hlen : 0);
+                                if (g->ts_header)
+                                        rd_kafka_header_add(hs, g->ts_header, -1, tsval,
+                                                            (ssize_t)tslen);
+                                for (size_t k = 0; k < g->n_hdr; k++)
+                                        rd_kafka_header_add(hs, g->hdr[2 * k], -1,
+                                                            g->hdr[2 * k + 1], -1);
+                                err = rd_kafka_producev(
+                                        g->rk, RD_KAFKA_V_TOPIC(g->topic),
+                                        RD_KAFKA_V_PARTITION(part),
+                                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                        RD_KAFKA_V_KEY(has_key ? key : NULL,
+                                                       has_key ? strlen(key) : 0),
+                                        RD_KAFKA_V_VALUE(val, vlen), RD_KAFKA_V_TIMESTAMP(ev),
+                                        RD_KAFKA_V_HEADERS(hs), RD_KAFKA_V_END);
+                                if (err) /* still ours */
+                                        rd_kafka_headers_destroy(hs);
+                        } else if (g->ts_header)
                                 err = rd_kafka_producev(
                                         g->rk, RD_KAFKA_V_TOPIC(g->topic),
                                         RD_KAFKA_V_PARTITION(part),
@@ -543,7 +567,7 @@ static void usage(FILE *f) {
               "                  [--seed N] [--timeout-ms MS] [-X key=value]... [--quiet]\n"
               "                  [--format json|avro|confluent] [--schema-id N] [--ts-header "
               "NAME]\n"
-              "                  [--pick LIST]\n"
+              "                  [--pick LIST] [--header NAME=VALUE]...\n"
               "       gp-produce --print-schema\n"
               "\n"
               "Writes N test records to topic S with an idempotent producer\n"
@@ -597,6 +621,8 @@ static void usage(FILE *f) {
               "                         0: all keys null)\n"
               "  --headers              add header h=<id>\n"
               "  --ts-header NAME       add header NAME=<event time ms>\n"
+              "  --header NAME=VALUE    add this header to every record, after the others\n"
+              "                         (repeatable)\n"
               "  --format F             json (default), avro (plain binary) or confluent\n"
               "                         (wire format with --schema-id)\n"
               "  --schema-id N          the registry id in the confluent framing (default 1)\n"
@@ -707,7 +733,8 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 O_TSH,
                 O_PRINT,
                 O_PART,
-                O_PICK
+                O_PICK,
+                O_XHDR
         };
         static const struct option opts[] = {
                 {"bootstrap", required_argument, NULL, O_BOOT},
@@ -733,6 +760,7 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 {"ts-header", required_argument, NULL, O_TSH},
                 {"print-schema", no_argument, NULL, O_PRINT},
                 {"pick", required_argument, NULL, O_PICK},
+                {"header", required_argument, NULL, O_XHDR},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
@@ -857,6 +885,26 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 case O_PICK:
                         g->pick_arg = optarg;
                         break;
+                case O_XHDR: {
+                        char *eq = strchr(optarg, '=');
+                        if (!eq || eq == optarg) {
+                                fprintf(stderr,
+                                        "gp-produce: --header %s: expected NAME=VALUE\n",
+                                        optarg);
+                                return -1;
+                        }
+                        *eq = '\0';
+                        const char **h = realloc(g->hdr, (g->n_hdr + 1) * 2 * sizeof(*h));
+                        if (!h) {
+                                fputs("gp-produce: out of memory\n", stderr);
+                                return -1;
+                        }
+                        g->hdr = h;
+                        h[2 * g->n_hdr] = optarg;
+                        h[2 * g->n_hdr + 1] = eq + 1;
+                        g->n_hdr++;
+                        break;
+                }
                 case 'X': {
                         char *eq = strchr(optarg, '=');
                         if (!eq || eq == optarg) {
@@ -918,6 +966,7 @@ int main(int argc, char **argv) {
         int rc = parse_args(&g, argc, argv);
         if (rc) {
                 free(g.xconf);
+                free(g.hdr);
                 free(g.pick);
                 return rc > 0 ? EXIT_OK : EXIT_USAGE;
         }
@@ -938,6 +987,7 @@ int main(int argc, char **argv) {
                 rd_kafka_destroy(g.rk);
         enc_fini(&g);
         free(g.xconf);
+        free(g.hdr);
         free(g.pick);
         return rc;
 }
