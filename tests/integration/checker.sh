@@ -16,7 +16,9 @@
 # its exact count and exit 1: a re-delivered record missing, a duplicate in
 # blue, a duplicate in green, a record in green that is not in the source, a
 # third run in blue, the re-delivered block out of order, one swap in a
-# partition with nothing re-delivered. --survivor with --cutoff is refused.
+# partition with nothing re-delivered, and with a dead-letter topic a record
+# there and in blue, one of green there but not in blue. --survivor with
+# --cutoff is refused.
 source "$(dirname "$0")/lib.sh"
 : "${GP_ADMIN:?}"
 
@@ -112,6 +114,22 @@ said third_run "is out of source order in or after the re-delivered block that b
 colours block_order "$B0" 0-9,12,14,15,13,10,11,16-19 "$B2" "$G0" "$G1" "$G2"
 verdict block_order 1 "$ZERO reordered=1 misrouted=0 redelivered=7 aborted=7" \
   --blue "$S.block_order.blue" --green "$S.block_order.green" --survivor blue
+
+# With a dead-letter topic (records as the proxy writes them there: the
+# source record and a gate-proxy.source header naming it): 2@7 only there
+# (not missing), 2@5 there and in blue (a duplicate), 0@8 there and in
+# green but not re-delivered to blue (missing).
+colours dead 0-3,6,7,10,11,4,5,9,12-19 "$B1" 0-6,8-19 "$G0" "$G1" "$G2"
+"$GP_ADMIN" --bootstrap "$GP_BOOTSTRAP" create "$S.dead.dlq" 1 >/dev/null
+for po in 2:7 2:5 0:8; do
+  "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S.dead.dlq" --partition 0 --count 20 \
+    --start-id $((100 * ${po%:*})) --ts-start $BASE --pick "${po#*:}" \
+    --header "gate-proxy.source=$S/${po%:*}/${po#*:}" --quiet >/dev/null
+done
+verdict dead 1 "checked=60 duplicates=1 missing=1 reordered=0 misrouted=0 redelivered=6 aborted=7" \
+  --blue "$S.dead.blue" --green "$S.dead.green" --dlq "$S.dead.dlq" --survivor blue
+said dead "duplicate: $S.dead.dlq/0@1 is source $S/2@5, already found in $S.dead.blue/2@5"
+said dead "missing: $S/0@8 is in $S.dead.green (the aborted colour) but was not re-delivered to $S.dead.blue"
 
 # One swap where nothing was re-delivered: one run, so not allowed (two runs
 # split anywhere would pass it).
