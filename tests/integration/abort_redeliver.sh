@@ -15,7 +15,9 @@
 #   retention     the source's first offsets deleted (DeleteRecords, as
 #                 retention deletes a segment) between the abort and the
 #                 re-delivery: the loss reported with its count, the rest
-#                 re-delivered.
+#                 re-delivered;
+#   group         gate.membership=group: the re-delivery killed once, then
+#                 taken on by two members sharing the partitions.
 #
 # Each ends with the checker in survivor mode (gp-check --survivor blue):
 # every source record in blue exactly once, nothing missing, no record of
@@ -179,6 +181,50 @@ stop_proxy
 survivor_check --green "$S.none"
 LINES="$LINES
 retention: $RD_LINE lost=500"
+
+# ---- scale-out: the re-delivery moves with its partitions ---------------------
+# gate.membership=group: the split routed by one member; the abort with it
+# stopped; the re-delivery killed once (all four partitions its own), then
+# taken on by two members, which share the partitions mid-re-delivery.
+declare -A PID=()
+ON_EXIT="kill_all_inst; $ON_EXIT"
+S=gp-rd-group-$RUN_ID
+say "--- scene group ($S)"
+rm -f "$WORK/cm.json"
+"$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 4 --quiet >/dev/null
+"$GP_BIN" init --control "$WORK/cm.json" >/dev/null
+for i in 1 2; do
+  GP_MEMBERSHIP=group GP_INSTANCE=rd$i write_conf i$i "$S" "gate.pipeline=it-$RUN_ID-group" \
+    gate.lateness.ms=3600000 gate.commit.records=200
+done
+start_inst 1
+produce "$S" 4000 0 --ts-start $BASE --disorder 100
+wait_for "4000 records routed" 60 routed_is 4000
+cutover
+produce "$S" 16000 4000 --ts-start $((T + 1000)) --disorder 100
+wait_for "20000 records routed" 90 routed_is 20000
+term_inst 1
+abort
+rc=0
+GP_FAULT=before-produce:3000 "$GP_BIN" run -c "$WORK/i1.conf" >>"$WORK/i1.log" 2>&1 || rc=$?
+[ $rc = 137 ] || fail "the member exited $rc instead of being killed inside the re-delivery"
+grep -q "re-delivering to blue what went to green" "$WORK/i1.log" || fail "no re-delivery began"
+start_inst 1
+start_inst 2
+produce "$S" 2000 20000 --ts-start $((T + 30000)) --disorder 100
+survivor_done() {
+  out_line=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts --survivor blue 2>&1)
+}
+wait_for "blue holding every record once" 120 survivor_done
+say "checker: $out_line"
+grep -q "^checked=22000 " <<<"$out_line" || fail "the checker did not see the 22000 records: $out_line"
+resumed=$(cat "$WORK/i1.log" "$WORK/i2.log" | grep -c "the re-delivery to blue goes on from offset" || true)
+[ "$resumed" -ge 1 ] || fail "no member went on with the re-delivery the killed one left"
+alive
+term_inst 1
+term_inst 2
+LINES="$LINES
+group: $out_line resumed=$resumed"
 
 say "abort re-delivery:"
 echo "$LINES" | sed 's/^/  /'
