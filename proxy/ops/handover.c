@@ -813,7 +813,88 @@ static int64_t num_or(const char *s, int64_t dflt) {
         return s && *s && !gp_parse_i64(s, strlen(s), &v, &why) ? v : dflt;
 }
 
-/* --abort: only while no T is chosen. */
+/* A heartbeat this old (or none, or a clean stop after it) is no proxy
+ * that runs: as `gate-proxy status` judges it. */
+#define ABORT_STALE_MS 30000
+
+/* After an abort past T: the proxy takes it (its committed phase aborted,
+ * a heartbeat after the write at wrote_ms) and re-delivers to the survivor
+ * what went to `to` (docs/DESIGN.md, Abort re-delivery); shown as it goes,
+ * until done or --timeout. 0 when done (or nothing can be waited for: no
+ * proxy runs, or it does not re-deliver, said); 1 at the timeout. */
+static int await_redelivery(gp_ho_t *h, const char *from, const char *to, const char *t,
+                            gp_colour_t surv, int64_t wrote_ms) {
+        int64_t end = gp_mono_ms() + h->timeout_ms;
+        char last[GP_STATUS_VALUE_MAX] = "";
+        for (;;) {
+                gp_cm_t *cm = load_map(h);
+                if (!cm)
+                        return 1;
+                const char *hb = cm_get(cm, GP_KEY_HEARTBEAT), *why;
+                int64_t beat = GP_TS_NONE;
+                if (*hb && gp_time_parse(hb, strlen(hb), GP_UNIT_MS, &beat, &why))
+                        beat = GP_TS_NONE;
+                bool runs = beat != GP_TS_NONE && !*cm_get(cm, GP_KEY_STOPPED) &&
+                            gp_now_ms() - beat <= ABORT_STALE_MS;
+                bool took = runs && beat >= wrote_ms &&
+                            !strcmp(cm_get(cm, GP_KEY_PHASE), "aborted");
+                char rd[GP_STATUS_VALUE_MAX], ab[32];
+                snprintf(rd, sizeof rd, "%s", cm_get(cm, GP_KEY_REDELIVERY));
+                snprintf(ab, sizeof ab, "%s", dash(cm_get(cm, GP_KEY_ABORTED_ROUTED)));
+                gp_cm_destroy(cm);
+                if (!runs) {
+                        gp_progress_break();
+                        printf("handover: from=%s to=%s aborted after T=%s: no proxy reports "
+                               "on "
+                               "%s; once one runs it re-delivers to %s what went to %s "
+                               "(`gate-proxy status` shows it)\n",
+                               from, to, t, gp_ctl_describe(h->ctl), gp_colour_name(surv), to);
+                        return 0;
+                }
+                unsigned long long sent = 0, left = 0, lost = 0, open = 1;
+                char col[8];
+                bool parsed = sscanf(rd, "to=%7s sent=%llu left=%llu lost=%llu open=%llu", col,
+                                     &sent, &left, &lost, &open) == 5;
+                if (took && !*rd) {
+                        gp_progress_break();
+                        printf("handover: from=%s to=%s aborted after T=%s; the proxy does "
+                               "not "
+                               "re-deliver (gate.abort.redeliver=false): the %s records at or "
+                               "after T stay in %s's topic\n",
+                               from, to, t, ab, to);
+                        return 0;
+                }
+                if (took && parsed && !open) {
+                        gp_progress_break();
+                        printf("handover: from=%s to=%s aborted after T=%s: %llu records "
+                               "re-delivered to %s (every record %s got from T on)%s\n",
+                               from, to, t, sent, gp_colour_name(surv), to,
+                               lost ? "; some source offsets were LOST to retention first: "
+                                      "`gate-proxy status`"
+                                    : "");
+                        return 0;
+                }
+                if (took && parsed && strcmp(rd, last)) {
+                        snprintf(last, sizeof last, "%s", rd);
+                        gp_progress_show(&h->pr,
+                                         "abort: re-delivering to %s: %llu records sent, %llu "
+                                         "source offsets left on %llu partition(s)",
+                                         gp_colour_name(surv), sent, left, open);
+                } else if (!took)
+                        gp_progress_show(&h->pr, "abort: waiting for the proxy to take it");
+                if (gp_mono_ms() > end)
+                        return fail(
+                                "the abort is written, but the proxy %s within %" PRId64
+                                " s (%s); `gate-proxy status` shows how it goes on",
+                                took ? "has not re-delivered everything" : "has not taken it",
+                                h->timeout_ms / 1000, *rd ? rd : "no re-delivery reported");
+                gp_sleep_ms(CLEAR_POLL_MS * 2);
+        }
+}
+
+/* --abort: before T, or after it while the old job runs (the proxy then
+ * re-delivers to it what went to the new colour); refused once the old job
+ * was suspended. */
 static int do_abort(gp_ho_t *h) {
         for (int attempt = 0;; attempt++) {
                 gp_cm_t *cm = load_map(h);
@@ -836,14 +917,16 @@ static int do_abort(gp_ho_t *h) {
                 if (s == S_NONE || s == S_DONE)
                         return fail("no hand-over in progress on %s; nothing to abort",
                                     gp_ctl_describe(h->ctl));
-                if (*tcopy || s >= S_SUSPEND)
+                if (s >= S_SUSPEND)
                         return fail(
-                                "refused: T=%s is chosen and records at or after it already "
-                                "wait in the %s topic, which nobody but %s would read. The "
-                                "way forward is on: fix %s if it failed, then run "
-                                "`gate-proxy handover --from %s --to %s` again",
-                                *tcopy ? tcopy : "(recorded)", gp_colour_name(c.active), to,
-                                to, from, to);
+                                "refused: %s was suspended at T=%s (step %s): its records "
+                                "from T on wait in the %s topic for %s, which starts from "
+                                "%s's savepoint. The way forward is on: fix %s if it failed, "
+                                "then run `gate-proxy handover --from %s --to %s` again",
+                                from, *tcopy ? tcopy : "(recorded)", describe_step(s),
+                                gp_colour_name(c.active), to, from, to, from, to);
+                gp_colour_t surv = gp_colour_other(c.active);
+                int64_t wrote_ms = gp_now_ms();
                 /* As `gate-proxy abort` then `finish`. */
                 gp_kv_t kv[] = {{GP_KEY_ACTIVE, gp_colour_upper(gp_colour_other(c.active))},
                                 {GP_KEY_STAGE, "FAILING"},
@@ -868,10 +951,12 @@ static int do_abort(gp_ho_t *h) {
                                 return fail("abandoned (stage FAILING), but stage=RUNNING was "
                                             "not written: %s; run `gate-proxy finish`",
                                             err.msg);
+                        if (*tcopy)
+                                return await_redelivery(h, from, to, tcopy, surv, wrote_ms);
                         printf("handover: from=%s to=%s aborted before T: every record goes "
                                "to "
                                "%s; %s was not started\n",
-                               from, to, gp_colour_name(gp_colour_other(c.active)), to);
+                               from, to, gp_colour_name(surv), to);
                         return 0;
                 }
                 if (rc != GP_ERR_CONFLICT || attempt + 1 >= ATTEMPTS)

@@ -15,9 +15,10 @@
 #   5. with --to-file it creates the new one suspended, writes the cutover
 #      and its step into the map, and (no proxy runs here) stops when no
 #      CLEAR_TO_TEARDOWN comes; `gate-proxy status` shows where it is;
-#      another pair is refused meanwhile; --abort is refused once T is
-#      published, and before T gives every record back to the old colour and
-#      clears its keys; a second --abort has nothing to abort;
+#      another pair is refused meanwhile; --abort is refused once the old
+#      job was suspended, is taken after T while it runs (no proxy: said to
+#      come once one runs), and before T gives every record back to the old
+#      colour and clears its keys; a second --abort has nothing to abort;
 #   6. a whole hand-over's time, accounted for (docs/DESIGN.md, A hand-over's
 #      time): a real proxy on the broker follows the map while records flow,
 #      the old colour's group commits as a Flink job does on its checkpoints
@@ -30,7 +31,12 @@
 #      prints a `hop:` line with the proxy's phases and the command's steps,
 #      whose accounting must hold (phases summing to the proxy's whole, the
 #      close rule of the case, every step timed, the request said and
-#      honoured, the drain within the checkpoint's reach).
+#      honoured, the drain within the checkpoint's reach);
+#   7. --abort after T with a real proxy on its own source: the hand-over
+#      stopped at step clear (the drain check holds the close), --abort waits
+#      while the proxy re-delivers to blue what went to green, showing the
+#      progress, and reports the count; gp-check --survivor blue finds every
+#      record once in blue and the same count re-delivered.
 # Needs GP_BOOTSTRAP (a broker) for part 6; no Flink and no operator run here.
 : "${GP_BOOTSTRAP:?part 6 runs a proxy: a broker (tests/kafka/broker.sh)}"
 command -v kcat >/dev/null || { echo "k8s_handover.sh: kcat not found (part 6's old job)" >&2; exit 1; }
@@ -223,19 +229,36 @@ set +e
 set -e
 [ "$rc" = 1 ] && grep -q "a hand-over from orders-blue to orders-green is in progress" "$WORK/h4.err" \
   || fail "another pair was not refused while one is in progress: exit $rc: $(cat "$WORK/h4.err")"
-# T published (as the proxy does once it chose it): --abort is refused
+# T published (as the proxy does once it chose it) and the step recorded as
+# suspend (OLD suspended): --abort is refused, the map left as it was
 kc -n "$NS" patch configmap "$CM" --type merge \
-  -p '{"data":{"watermark-stage":"WATERMARK_SET","watermark-toggle-value":"1700000000000"}}' >/dev/null
+  -p '{"data":{"watermark-stage":"WATERMARK_SET","watermark-toggle-value":"1700000000000","gate-proxy.handover.step":"suspend"}}' >/dev/null
 set +e
 "$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --abort >"$WORK/h4b.out" 2>&1; rc=$?
 set -e
 cat "$WORK/h4b.out"
-[ "$rc" = 1 ] && grep -q "refused: T=1700000000000 is chosen and records at or after it already wait in the green topic" "$WORK/h4b.out" \
+[ "$rc" = 1 ] && grep -q "refused: orders-blue was suspended at T=1700000000000 (step suspend)" "$WORK/h4b.out" \
   && grep -q "run \`gate-proxy handover --from orders-blue --to orders-green\` again" "$WORK/h4b.out" \
   && [ "$(m active-deployment-type)/$(m stage)" = GREEN/TRANSITIONING ] \
-  || fail "--abort after T: exit $rc, not a refusal that leaves the map as it was"
-kc -n "$NS" patch configmap "$CM" --type merge \
-  -p '{"data":{"watermark-stage":null,"watermark-toggle-value":null}}' >/dev/null
+  || fail "--abort after the suspend: exit $rc, not a refusal that leaves the map as it was"
+# ... at step clear (OLD runs): taken; no proxy reports on this map, so the
+# command says the re-delivery comes once one runs
+kc -n "$NS" patch configmap "$CM" --type merge -p '{"data":{"gate-proxy.handover.step":"clear"}}' >/dev/null
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --abort >"$WORK/h4c.out" 2>&1 \
+  || fail "--abort after T at step clear failed: $(cat "$WORK/h4c.out")"
+cat "$WORK/h4c.out"
+grep -q "^handover: from=orders-blue to=orders-green aborted after T=1700000000000: no proxy reports on .*; once one runs it re-delivers to blue what went to orders-green" "$WORK/h4c.out" \
+  || fail "--abort after T with no proxy does not say when the re-delivery comes"
+[ "$(m active-deployment-type)/$(m stage)/$(m is-first-deployment)" = BLUE/RUNNING/true ] \
+  && [ -z "$(m 'gate-proxy\.handover\.step')" ] && [ -z "$(m watermark-toggle-value)" ] \
+  || fail "after --abort past T the map is not back to blue with the hand-over gone: $(kc -n "$NS" get configmap "$CM" -o jsonpath='{.data}')"
+# A hand-over in progress again (stopped at clear), no T: --abort before T
+set +e
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from orders-blue \
+  --to orders-green --timeout 3 >"$WORK/h3b.out" 2>"$WORK/h3b.err"; rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q "stopped at step clear" "$WORK/h3b.err" \
+  || fail "a second hand-over with no proxy: exit $rc, not a stop at step clear: $(cat "$WORK/h3b.err")"
 "$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --abort >"$WORK/h5.out" 2>&1 \
   || fail "--abort before T failed: $(cat "$WORK/h5.out")"
 cat "$WORK/h5.out"
@@ -443,4 +466,55 @@ hop active yes orders-green orders-blue-2 green --partition-rr
 hop idle no orders-blue-2 orders-green-2 blue --partition 0
 hop idle yes orders-green-2 orders-blue-3 green --partition 0
 stop_bg
-say "PASS: the Role allows exactly its list; the examples fit the CRD; refusals name the field; --to-file and --abort; a hand-over's time accounted for, every partition active and one idle, without and with a checkpoint asked"
+PROXY_PID=""
+
+say "7. --abort after T with the proxy running: the re-delivery to the old job waited for"
+# A pipeline of its own on the same map; the old job's group never commits,
+# so the drain check holds the close and the command stops at step clear
+# with T chosen and records in green's topic.
+S7=gp-hop7-$RUN_ID
+"$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S7" --count 0 --partitions-hint 2 --quiet >/dev/null
+k8s_write_conf p7 "$S7" "$CM" "gate.pipeline=it-$RUN_ID-7" "gate.drain.group.blue=$S7-job-blue" \
+  "gate.lateness.ms=$LATENESS_MS"
+sed -e 's/name: orders-green$/name: orders-green-3/' -e 's/^    state: running$/    state: suspended/' \
+  "$DIR/flinkdeployment-green.yaml" >"$WORK/orders-green-3.yaml"
+kc -n "$NS" create -f "$WORK/orders-green-3.yaml" >/dev/null
+start_proxy p7
+beat7() { [ "$(kc -n "$NS" get configmap "$CM" -o jsonpath='{.data.gate-proxy\.stopped}')" = "" ]; }
+wait_for "the new proxy's status" 60 beat7
+"$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S7" --count 3000 --rate 300 --ts-step 5 \
+  --partition-rr --quiet >/dev/null 2>&1 &
+PROD7=$!
+BG_PIDS+=("$PROD7")
+sleep 3 # both partitions have records
+set +e
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from orders-blue-3 \
+  --to orders-green-3 --timeout 4 >"$WORK/h7.out" 2>"$WORK/h7.err"; rc=$?
+set -e
+cat "$WORK/h7.out" "$WORK/h7.err"
+[ "$rc" = 1 ] && grep -q "stopped at step clear" "$WORK/h7.err" \
+  || fail "the hand-over held by the drain check: exit $rc, not a stop at step clear"
+T7=$(m watermark-toggle-value)
+[ -n "$T7" ] || fail "no T chosen before the stop"
+green7() { [ "$(m 'gate-proxy\.count\.green')" -gt 0 ]; }
+wait_for "records in green" 30 green7
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --abort >"$WORK/h7b.out" 2>&1 \
+  || fail "--abort after T with the proxy running: $(cat "$WORK/h7b.out")"
+cat "$WORK/h7b.out"
+SENT7=$(sed -n "s/^handover: from=orders-blue-3 to=orders-green-3 aborted after T=$T7: \([0-9]*\) records re-delivered to blue (every record orders-green-3 got from T on)$/\1/p" "$WORK/h7b.out")
+[ -n "$SENT7" ] && [ "$SENT7" -gt 0 ] || fail "--abort did not wait for the re-delivery and say what it sent"
+grep -q "abort: re-delivering to blue\|abort: waiting for the proxy to take it" "$WORK/h7b.out" \
+  || fail "--abort showed no progress while it waited"
+[ "$(m active-deployment-type)/$(m stage)/$(m is-first-deployment)" = BLUE/RUNNING/true ] \
+  && [ -z "$(m 'gate-proxy\.handover\.step')" ] \
+  || fail "after --abort the map is not back to blue with the hand-over gone"
+wait "$PROD7" || fail "the producer of part 7 failed"
+survivor7() {
+  out=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S7" --event-time json:ts --survivor blue 2>&1)
+}
+wait_for "blue holding every record once" 60 survivor7
+say "checker: $out"
+grep -q "^checked=3000 .* redelivered=$SENT7 aborted=$SENT7$" <<<"$out" \
+  || fail "the checker's re-delivery is not the $SENT7 records the command reported: $out"
+stop_proxy
+say "PASS: the Role allows exactly its list; the examples fit the CRD; refusals name the field; --to-file and --abort (before T, after T with and without a proxy, refused after the suspend); a hand-over's time accounted for, every partition active and one idle, without and with a checkpoint asked; --abort after T waited for the re-delivery of $SENT7 records"
