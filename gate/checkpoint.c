@@ -12,23 +12,35 @@ static int put_ts(char *b, size_t len, int64_t v) {
         return v == GP_TS_NONE ? snprintf(b, len, "-") : snprintf(b, len, "%" PRId64, v);
 }
 
+static int put_off(char *b, size_t len, int64_t v) {
+        return v < 0 ? snprintf(b, len, "-") : snprintf(b, len, "%" PRId64, v);
+}
+
 int gp_ckpt_encode(const gp_gate_t *g, const gp_part_t *p, char *buf, size_t len) {
         char t[24], tw[24], hi[24], pr[24];
         put_ts(t, sizeof(t), g->cutoff);
         put_ts(pr, sizeof(pr), p->promise);
         put_ts(tw, sizeof(tw), g->cutoff_wall);
         put_ts(hi, sizeof(hi), p->hi);
-        char fp[16] = "";
-        if (p->fp != GP_FP_NONE)
-                snprintf(fp, sizeof(fp), " fp=%08" PRIx32, p->fp);
+        char tail[160] = "";
+        if (p->fp != GP_FP_NONE) {
+                char sp[24], cp[24], ap[24];
+                put_off(sp, sizeof(sp), p->sp);
+                put_off(cp, sizeof(cp), p->cp);
+                put_off(ap, sizeof(ap), p->ap);
+                snprintf(tail, sizeof(tail),
+                         " sp=%s cp=%s ap=%s rd=%d,%" PRIu64 ",%" PRIu64 " fp=%08" PRIx32, sp,
+                         cp, ap, p->ro ? 1 : 0, p->rd[0], p->rd[1], p->fp);
+        } else if (p->sp >= 0 || p->cp >= 0 || p->ap >= 0 || p->ro || p->rd[0] || p->rd[1])
+                return -1; /* a gp2 line has no room for them */
         int n = snprintf(buf, len,
                          "gp%d seq=%" PRId64 " ph=%s old=%s new=%s T=%s tw=%s hi=%s "
                          "n=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " late=%" PRIu64 " st=%" PRIu64
                          ",%" PRIu64 " pr=%s cl=%d%s",
-                         p->fp != GP_FP_NONE ? 3 : 2, g->seq, gp_phase_name(g->phase),
+                         p->fp != GP_FP_NONE ? 4 : 2, g->seq, gp_phase_name(g->phase),
                          gp_colour_name(g->old_c), gp_colour_name(g->new_c), t, tw, hi,
                          p->n[0], p->n[1], p->n[2], p->late, p->since_t[0], p->since_t[1], pr,
-                         p->closed ? 1 : 0, fp);
+                         p->closed ? 1 : 0, tail);
         return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
@@ -60,6 +72,19 @@ static int get_ts(cur_t *c, const char *name, int64_t *out) {
                 return 0;
         }
         return gp_parse_i64(v, n, out, &why) || *out == GP_TS_NONE ? -1 : 0;
+}
+
+/* A source offset (>= 0), or "-" for none (-1). */
+static int get_off(cur_t *c, const char *name, int64_t *out) {
+        int64_t v;
+        if (get_ts(c, name, &v))
+                return -1;
+        if (v == GP_TS_NONE) {
+                *out = -1;
+                return 0;
+        }
+        *out = v;
+        return v < 0 ? -1 : 0;
 }
 
 static int get_u64s(cur_t *c, const char *name, uint64_t *out, int count) {
@@ -135,10 +160,11 @@ int gp_ckpt_decode(const char *buf, size_t len, gp_gate_t *g, gp_part_t *p, char
                       : buf[2] == '1'                                  ? 1
                       : buf[2] == '2'                                  ? 2
                       : buf[2] == '3'                                  ? 3
+                      : buf[2] == '4'                                  ? 4
                                                                        : 0;
         if (!version) {
                 snprintf(err, errlen,
-                         "not a gate-proxy checkpoint (no 'gp1', 'gp2' or 'gp3' prefix)");
+                         "not a gate-proxy checkpoint (no 'gp1' to 'gp4' prefix)");
                 return -1;
         }
         bool v2 = version >= 2;
@@ -169,6 +195,20 @@ int gp_ckpt_decode(const char *buf, size_t len, gp_gate_t *g, gp_part_t *p, char
                         goto bad;
                 np.closed = cl == 1;
         }
+        np.sp = np.cp = np.ap = -1;
+        np.ro = false;
+        np.rd[0] = np.rd[1] = 0;
+        if (version >= 4) {
+                uint64_t rd[3];
+                if ((field = "sp", get_off(&c, field, &np.sp)) ||
+                    (field = "cp", get_off(&c, field, &np.cp)) ||
+                    (field = "ap", get_off(&c, field, &np.ap)) ||
+                    (field = "rd", get_u64s(&c, field, rd, 3)) || rd[0] > 1)
+                        goto bad;
+                np.ro = rd[0] == 1;
+                np.rd[0] = rd[1];
+                np.rd[1] = rd[2];
+        }
         np.fp = GP_FP_NONE;
         if (version >= 3 && (field = "fp", get_fp(&c, field, &np.fp)))
                 goto bad;
@@ -180,6 +220,13 @@ int gp_ckpt_decode(const char *buf, size_t len, gp_gate_t *g, gp_part_t *p, char
                          version >= 3 ? "fp"
                          : v2         ? "cl"
                                       : "st");
+                return -1;
+        }
+        if (np.ro && (np.sp < 0 || np.ap <= np.sp)) {
+                snprintf(err, errlen,
+                         "checkpoint: a re-delivery open without offsets to read again "
+                         "(sp=%lld ap=%lld)",
+                         (long long)np.sp, (long long)np.ap);
                 return -1;
         }
         if ((ng.phase == GP_PHASE_SPLIT || ng.phase == GP_PHASE_CLOSED) &&

@@ -56,6 +56,12 @@
  * (gate/hoptime.h): "hop1 seen=MS t=+ close=+ rule=R:I/N drain=+ clear=+",
  * "" before the first transition. */
 #define GP_KEY_HOP "gate-proxy.hop"
+/* After an abort past T with gate.abort.redeliver: the re-delivery of the
+ * abandoned colour's records to the survivor, as the writing instance last
+ * committed it: "to=blue sent=N left=M lost=L open=K" (records sent, source
+ * offsets left to read again, offsets retention removed first, partitions
+ * still reading), "" when there is none. */
+#define GP_KEY_REDELIVERY "gate-proxy.redelivery"
 /* The headers of a dead-lettered record: the reason, and where it was read
  * (topic/partition/offset). */
 #define GP_HDR_ERROR  "gate-proxy.error"

@@ -46,7 +46,12 @@ void gp_gate_init(gp_gate_t *g, gp_colour_t owner) {
 }
 
 void gp_part_init(gp_part_t *p, int64_t now) {
-        *p = (gp_part_t){.hi = GP_TS_NONE, .last_wall = now, .promise = GP_TS_NONE};
+        *p = (gp_part_t){.hi = GP_TS_NONE,
+                         .last_wall = now,
+                         .promise = GP_TS_NONE,
+                         .sp = -1,
+                         .cp = -1,
+                         .ap = -1};
 }
 
 gp_colour_t gp_gate_owner(const gp_gate_t *g) {
@@ -261,6 +266,19 @@ static int apply_control(gp_gate_t *g, gp_part_t *const *parts, size_t n,
         if (c->active == owner || c->stage == GP_STAGE_FAILING)
                 return 0; /* nothing asked, or a failed roll: the owner stays */
         if (c->stage == GP_STAGE_INITIALIZING || c->stage == GP_STAGE_TRANSITIONING) {
+                size_t open = 0;
+                for (size_t i = 0; i < n; i++)
+                        open += parts[i]->ro;
+                if (open) {
+                        /* Its records would pass the survivor's re-delivery. */
+                        out->events |= GP_EV_REFUSED;
+                        snprintf(out->err, sizeof(out->err),
+                                 "the transition %s -> %s waits: %zu partition(s) still "
+                                 "re-deliver the aborted transition's records to %s",
+                                 gp_colour_upper(owner), gp_colour_upper(c->active), open,
+                                 gp_colour_upper(owner));
+                        return 0;
+                }
                 set_phase(g, GP_PHASE_WAITING);
                 g->old_c = owner;
                 g->new_c = c->active;

@@ -63,6 +63,14 @@ typedef struct gp_part {
         uint32_t fp;         /* the settings fingerprint of the line it was read
                                 from (gate/fingerprint.h); 0: none (a gp1 or gp2
                                 line, or not read from one) */
+        /* Where the last transition's routing changed on this partition,
+         * as source offsets (gate/redeliver.h); -1: not there. */
+        int64_t sp;     /* the first record routed by the split (T known) */
+        int64_t cp;     /* the first routed with the old side closed */
+        int64_t ap;     /* the first routed after an abort: the re-delivery
+                            re-reads [sp, ap) */
+        bool ro;        /* a re-delivery is open: records below ap are read again */
+        uint64_t rd[2]; /* records re-delivered; offsets lost to retention */
 } gp_part_t;
 
 /* The watermark over all partitions, computed at a transaction boundary. */
@@ -153,7 +161,8 @@ typedef struct gp_step {
 } gp_step_t;
 
 /* Applies the requested control c to g and takes the decisions whose
- * conditions hold, at wall time now. Returns non-zero when g changed (the
+ * conditions hold, at wall time now. A new transition waits (GP_EV_REFUSED,
+ * the reason in err) while a partition re-delivers (gate/redeliver.h). Returns non-zero when g changed (the
  * change must be checkpointed before it is published). A request that
  * would break an invariant changes nothing and sets GP_EV_REFUSED. */
 int gp_gate_step(gp_gate_t *g, gp_part_t *const *parts, size_t n, const gp_control_t *c,

@@ -158,9 +158,13 @@ static const char *usage_abort =
         "stage=FAILING, active-deployment-type=<survivor> (default: the colour that\n"
         "owned traffic before the transition). Every record then goes to the survivor;\n"
         "the proxy reports in gate-proxy.aborted-routed how many records had already\n"
-        "gone to the other colour. Refused when no transition is in progress. The map\n"
-        "stays at stage=FAILING until `gate-proxy finish` (stage=RUNNING) or the next\n"
-        "cutover.\n"
+        "gone to the other colour (event time at or after T) and, when the survivor\n"
+        "is the old colour, re-delivers them to it: it reads the source again from\n"
+        "where the split began and sends exactly those records once, after what the\n"
+        "survivor had (gate.abort.redeliver; `gate-proxy status` shows the progress).\n"
+        "Refused when no transition is in progress. The map stays at stage=FAILING\n"
+        "until `gate-proxy finish` (stage=RUNNING) or the next cutover, which waits\n"
+        "for the re-delivery.\n"
         "\n"
         "Exit codes: 0 written; 1 refused or failed; 2 bad command line.\n" USAGE_WHERE;
 

@@ -68,6 +68,7 @@ typedef struct gp_conf {
         gp_unit_t event_time_unit;  /* gate.event-time.unit: ms | s | us */
         gp_bad_policy_t bad_record; /* gate.bad-record: dlq | route-old */
         gp_late_policy_t late;      /* gate.late: new | dlq */
+        bool abort_redeliver;       /* gate.abort.redeliver */
         char *avro_schema;          /* gate.avro.schema, NULL: registry framing */
         int64_t record_max_bytes;   /* gate.record.max.bytes */
 

@@ -538,6 +538,17 @@ const prop_t gp_conf_props[] = {
          .desc = "What happens to a record older than the cutoff that arrives after "
                  "the old side was closed: new sends it to the new colour and counts "
                  "it as late; dlq sends it to gate.dlq.topic."},
+        {.name = "gate.abort.redeliver",
+         .type = PT_BOOL,
+         .def = "true",
+         FIELD(abort_redeliver),
+         .desc = "With true, a hand-over aborted after its cutoff gives the surviving "
+                 "colour the records that had gone to the abandoned one: each source "
+                 "partition is read again from where its split began to where the "
+                 "abort took effect, and exactly those records are sent to the "
+                 "survivor, after the records it already has, before any later one "
+                 "(docs/DESIGN.md, Abort re-delivery). With false, they are only "
+                 "counted (gate-proxy.aborted-routed)."},
 
         /* watermark and cutoff */
         {.section = "Watermark and cutoff",

@@ -242,6 +242,8 @@ void gp_delivery_committed(gp_proxy_t *p) {
         p->stats.late = late;
         p->stats.in = n[0] + n[1] + n[2];
         p->stats.aborted_routed = p->gate.phase == GP_PHASE_ABORTED ? ab : 0;
+        gp_redelivery_t was = p->stats.rd;
+        gp_redeliver_progress(p, &p->stats.rd);
         p->stats.phase = p->gate.phase;
         p->stats.cutoff = p->gate.cutoff;
         p->stats.old_c = p->gate.old_c;
@@ -250,6 +252,12 @@ void gp_delivery_committed(gp_proxy_t *p) {
         p->stats.partitions = (int)p->n_pptrs;
         pthread_mutex_unlock(&p->lock);
         gp_log_set_state(gp_phase_name(p->gate.phase), gp_colour_name(p->gate.new_c));
+        if (was.open && !p->stats.rd.open)
+                gp_info("re-delivery done: the %" PRIu64 " record(s) that had gone to %s are "
+                        "in %s too, after the records it had; %" PRIu64
+                        " source offset(s) lost to retention",
+                        p->stats.rd.sent, gp_colour_name(gp_colour_other(p->gate.new_c)),
+                        gp_colour_name(p->gate.new_c), p->stats.rd.lost);
 }
 
 gp_txres_t gp_delivery_commit(gp_proxy_t *p) {

@@ -213,7 +213,7 @@ static rd_kafka_resp_err_t committed(gp_proxy_t *p, rd_kafka_topic_partition_lis
 /* Takes the decisions of one committed line into g. -1: a conflict or a
  * line that is no checkpoint (fail() called). */
 static int adopt(gp_proxy_t *p, gp_gate_t *g, bool *known,
-                 const rd_kafka_topic_partition_t *tp, gp_part_t *part) {
+                 const rd_kafka_topic_partition_t *tp, gp_part_t *part, gp_gate_t *line_out) {
         gp_gate_t line;
         gp_part_t scratch;
         char why[300];
@@ -226,6 +226,8 @@ static int adopt(gp_proxy_t *p, gp_gate_t *g, bool *known,
                 fail(p, GP_EXIT_STATE);
                 return -1;
         }
+        if (line_out)
+                *line_out = line;
         if (!*known) {
                 *g = line;
                 *known = true;
@@ -263,7 +265,7 @@ static int adopt_all(gp_proxy_t *p, gp_gate_t *g, bool *known, bool *history) {
                 if (all->elems[k].offset < 0)
                         continue;
                 *history = true;
-                rc = adopt(p, g, known, &all->elems[k], NULL);
+                rc = adopt(p, g, known, &all->elems[k], NULL, NULL);
         }
         rd_kafka_topic_partition_list_destroy(all);
         return rc;
@@ -295,7 +297,10 @@ static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
         }
         /* Slots big enough, colour topics checked; lines decoded. */
         gp_part_t *parts_st = calloc((size_t)l->cnt, sizeof(*parts_st));
-        if (!parts_st) {
+        gp_gate_t *lines = calloc((size_t)l->cnt, sizeof(*lines));
+        if (!parts_st || !lines) {
+                free(parts_st);
+                free(lines);
                 fail(p, GP_EXIT_FATAL);
                 goto out;
         }
@@ -314,6 +319,7 @@ static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
                                  tp->topic, tp->partition, GP_EXIT_FATAL);
                         fail(p, GP_EXIT_FATAL);
                         free(parts_st);
+                        free(lines);
                         goto out;
                 }
                 if (tp->offset < 0) {
@@ -321,13 +327,15 @@ static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
                         continue;
                 }
                 history = true;
-                if (adopt(p, &g, &known, tp, &parts_st[i])) {
+                if (adopt(p, &g, &known, tp, &parts_st[i], &lines[i])) {
                         free(parts_st);
+                        free(lines);
                         goto out;
                 }
         }
         if (fresh && adopt_all(p, &g, &known, &history)) {
                 free(parts_st);
+                free(lines);
                 goto out;
         }
         if (!known)
@@ -341,6 +349,11 @@ static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
                 if (tp->offset >= 0) {
                         ps->work.st = parts_st[i];
                         ps->work.pos = tp->offset;
+                        /* The line's decisions against the pipeline's: a
+                         * re-delivery begins or goes on (gate/redeliver.h). */
+                        gp_redeliver_taken(p, tp->topic, tp->partition, &ps->work.st,
+                                           &lines[i], &g, &ps->work.pos);
+                        tp->offset = ps->work.pos;
                 } else {
                         /* Never committed: a partition of a pipeline with a
                          * history is one that appeared, read from its start;
@@ -370,6 +383,7 @@ static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
                 pthread_mutex_unlock(&p->lock);
         }
         free(parts_st);
+        free(lines);
 
         for (int i = 0; i < l->cnt; i++)
                 gp_debug("assigning %s/%d at offset %" PRId64, l->elems[i].topic,

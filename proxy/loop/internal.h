@@ -216,6 +216,23 @@ int64_t gp_topics_start_offset(gp_proxy_t *p, const char *topic, int32_t part, b
  * pipeline's. */
 void gp_hop_step(gp_proxy_t *p, const gp_control_t *ctl, int64_t now);
 
+/* redeliver.c (gate/redeliver.h) */
+/* At a boundary, after the gate's step (and the hand-over's, with group):
+ * every owned partition's marks from the gate was to p->gate; a partition
+ * whose re-delivery begins is sought back to where its split began (past
+ * what retention removed). Ends re-deliveries that reached their end.
+ * -1: a seek failed (fatal to the caller: the consumer would go on past
+ * what must be read again). */
+int gp_redeliver_boundary(gp_proxy_t *p, const gp_gate_t *was, gp_err_t *err);
+/* A partition that comes to this process (at start, or assigned by the
+ * group) with its committed line's gate line, under the pipeline's gate
+ * g, at committed position *pos: its marks; *pos moves back when a
+ * re-delivery begins, and past what retention removed of an open one. */
+void gp_redeliver_taken(gp_proxy_t *p, const char *topic, int32_t part, gp_part_t *st,
+                        const gp_gate_t *line, const gp_gate_t *g, int64_t *pos);
+/* The committed progress over the owned partitions. */
+void gp_redeliver_progress(gp_proxy_t *p, gp_redelivery_t *out);
+
 /* restore.c */
 /* Back to the committed positions after an abort: with assign,
  * gp_assign_all; with group, a seek of every owned partition. A failure

@@ -174,6 +174,14 @@ static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
         gp_status_set(&st, GP_KEY_COUNT_DLQ, "%" PRIu64, s.n[2]);
         gp_status_set(&st, GP_KEY_COUNT_LATE, "%" PRIu64, s.late);
         gp_status_set(&st, GP_KEY_ABORTED_ROUTED, "%" PRIu64, s.aborted_routed);
+        if (s.rd.marked && p->cgate.phase == GP_PHASE_ABORTED)
+                gp_status_set(&st, GP_KEY_REDELIVERY,
+                              "to=%s sent=%" PRIu64 " left=%" PRIu64 " lost=%" PRIu64
+                              " open=%" PRIu64,
+                              gp_colour_name(p->cgate.new_c), s.rd.sent, s.rd.left, s.rd.lost,
+                              s.rd.open);
+        else
+                gp_status_set(&st, GP_KEY_REDELIVERY, "%s", "");
         gp_status_set(&st, GP_KEY_ERROR, "%s", current_error(p));
         gp_status_set(&st, GP_KEY_HEARTBEAT, "%s", hb);
         /* A stopped proxy warns of nothing; the map says when it stopped. */
@@ -339,6 +347,13 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
                         gp_hop_step(p, gp_ctl_current(p->ctl), now);
         }
         hop_track(p, &before, &st, now);
+        gp_err_t rerr;
+        if (gp_redeliver_boundary(p, &before, &rerr)) {
+                gp_error("%s; exiting (code %d) for a restart, which goes on from the last "
+                         "commit",
+                         rerr.msg, GP_EXIT_FATAL);
+                return TASK_FATAL;
+        }
         if (changed) {
                 p->need_commit = true;
                 if (st.events & GP_EV_TRANSITION)

@@ -62,6 +62,13 @@ enum {
 };
 extern const char *const gp_refusal_reasons[GP_REFUSALS];
 
+/* A re-delivery's progress (gate/redeliver.h), committed: partitions
+ * marked by an abort past T, of them still reading; records sent; source
+ * offsets left to read again; offsets lost to retention. */
+typedef struct gp_redelivery {
+        uint64_t marked, open, sent, left, lost;
+} gp_redelivery_t;
+
 typedef struct gp_stats {
         uint64_t in;   /* records read and committed */
         uint64_t n[3]; /* per destination: blue, green, dlq (committed) */
@@ -71,6 +78,7 @@ typedef struct gp_stats {
          * /metrics counts this process's, as Prometheus expects. */
         uint64_t n_base[3], late_base;
         uint64_t aborted_routed; /* routed to the aborted colour since T */
+        gp_redelivery_t rd;      /* the re-delivery to the survivor after an abort */
         uint64_t txns, aborts;
         int64_t wm;     /* watermark W, GP_TS_NONE if unknown */
         int64_t cutoff; /* T, GP_TS_NONE if unset */

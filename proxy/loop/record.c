@@ -10,6 +10,7 @@
 
 #include "gate/agree.h"
 #include "gate/control.h"
+#include "gate/redeliver.h"
 #include "proxy/loop/internal.h"
 #include "proxy/base/log.h"
 
@@ -143,6 +144,24 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                 }
                 if (gp_extract_ts(&p->ex, &rv, &ts, &bad))
                         ts = GP_TS_NONE;
+        }
+        if (ps->work.st.ro) {
+                /* Read again after an abort past T (gate/redeliver.h): to
+                 * the survivor only what went to the abandoned colour. */
+                gp_rd_t rd = refuse && m->offset < ps->work.st.ap
+                                     ? GP_RD_SKIP
+                                     : gp_redeliver_record(&ps->work.st, &p->gate, &p->gconf,
+                                                           m->offset, ts);
+                if (rd != GP_RD_ROUTE) {
+                        ps->work.pos = m->offset + 1;
+                        if (rd == GP_RD_SKIP)
+                                return 0;
+                        rd_kafka_message_detach_headers(m, &hdrs);
+                        gp_wcount_record(&p->win, size, size);
+                        return produce(p, t->out[p->gate.new_c], m->partition, m,
+                                       tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? 0 : kts,
+                                       hdrs);
+                }
         }
         if (!refuse && p->group && p->gate.phase == GP_PHASE_WAITING &&
             (ps->work.st.promise == GP_TS_NONE ||

@@ -84,6 +84,11 @@ gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err) {
         rd_kafka_resp_err_t e = rd_kafka_committed(p->cons, l, GP_KAFKA_WAIT_MS);
         int64_t best_seq = -1, now = gp_now_ms();
         int restored = 0;
+        gp_gate_t *lines = calloc(l->cnt > 0 ? (size_t)l->cnt : 1, sizeof(*lines));
+        if (!lines) {
+                rd_kafka_topic_partition_list_destroy(l);
+                return gp_err_set(err, GP_ERR_KAFKA, "out of memory reading checkpoints");
+        }
 
         if (e) {
                 gp_err_set(err, GP_ERR_KAFKA, "reading committed offsets of group %s: %s",
@@ -107,8 +112,8 @@ gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err) {
                         continue; /* never committed: keep the fresh start */
                 gp_gate_t g;
                 char derr[200];
-                if (gp_ckpt_decode(tp->metadata, tp->metadata_size, &g, &ps->work.st, derr,
-                                   sizeof(derr))) {
+                if (gp_ckpt_decode(tp->metadata, tp->metadata_size, &lines[i], &ps->work.st,
+                                   derr, sizeof(derr))) {
                         gp_err_set(err, GP_ERR_INVALID,
                                    "%s/%d: the offset committed for group %s holds no "
                                    "gate-proxy checkpoint (%s); is another application "
@@ -116,6 +121,7 @@ gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err) {
                                    tp->topic, tp->partition, p->conf->group_id, derr);
                         goto fail;
                 }
+                g = lines[i];
                 ps->work.st.last_wall = now;
                 ps->work.pos = tp->offset;
                 ps->done = ps->work;
@@ -134,6 +140,28 @@ gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err) {
                 }
                 best_seq = p->gate.seq;
         }
+        /* Each line's own decisions against the pipeline's: an abort past
+         * T that a partition has not routed by yet begins its re-delivery
+         * here; an open one goes on (gate/redeliver.h). */
+        for (int i = 0; best_seq >= 0 && i < l->cnt; i++) {
+                rd_kafka_topic_partition_t *tp = &l->elems[i];
+                gp_tslot_t *t = NULL;
+                for (int k = 0; k < p->n_topics; k++)
+                        if (!strcmp(p->topics[k].name, tp->topic))
+                                t = &p->topics[k];
+                gp_pslot_t *ps = &t->parts[tp->partition];
+                if (tp->offset < 0)
+                        continue;
+                int64_t at = ps->work.pos;
+                gp_redeliver_taken(p, tp->topic, tp->partition, &ps->work.st, &lines[i],
+                                   &p->gate, &at);
+                if (at != ps->work.pos || ps->work.st.ro != ps->done.st.ro ||
+                    ps->work.st.ap != ps->done.st.ap)
+                        p->need_commit = true;
+                ps->work.pos = at;
+                ps->done = ps->work;
+        }
+        free(lines);
         rd_kafka_topic_partition_list_destroy(l);
         if (best_seq < 0) {
                 gp_gate_from_control(&p->gate, ctl, now);
@@ -150,6 +178,7 @@ gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err) {
         p->cgate = p->gate;
         return 0;
 fail:
+        free(lines);
         rd_kafka_topic_partition_list_destroy(l);
         return gp_err_code(err);
 }

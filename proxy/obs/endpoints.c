@@ -310,6 +310,18 @@ static void metrics(gp_endpoints_t *h, text_t *t) {
         family(t, "gate_proxy_aborted_colour_records", "gauge",
                "Records that went to the colour of an aborted transition since its T.");
         put(t, "gate_proxy_aborted_colour_records %" PRIu64 "\n", s.aborted_routed);
+        family(t, "gate_proxy_redelivered_records", "gauge",
+               "After an abort past T (gate.abort.redeliver): records of the aborted "
+               "colour re-delivered to the survivor, over the partitions this process "
+               "owns.");
+        put(t, "gate_proxy_redelivered_records %" PRIu64 "\n", s.rd.sent);
+        family(t, "gate_proxy_redelivery_remaining_offsets", "gauge",
+               "Source offsets the re-delivery has yet to read again; 0 when done.");
+        put(t, "gate_proxy_redelivery_remaining_offsets %" PRIu64 "\n", s.rd.left);
+        family(t, "gate_proxy_redelivery_lost_offsets", "gauge",
+               "Source offsets the re-delivery could not read again: retention had "
+               "removed them.");
+        put(t, "gate_proxy_redelivery_lost_offsets %" PRIu64 "\n", s.rd.lost);
         family(t, "gate_proxy_transactions_total", "counter",
                "Transactions (at-least-once: offset commits), by outcome.");
         put(t, "gate_proxy_transactions_total{outcome=\"committed\"} %" PRIu64 "\n", s.txns);

@@ -330,6 +330,33 @@ int gp_ops_ctl_finish(gp_ctl_t *ctl, int force) {
         return 0;
 }
 
+/* gate-proxy.redelivery ("to=blue sent=N left=M lost=L open=K") as a
+ * line of its own; nothing when there is none, the raw value when it does
+ * not parse. */
+static void redelivery_line(const char *v) {
+        char to[8];
+        unsigned long long sent, left, lost, open;
+        if (!v || !*v)
+                return;
+        if (sscanf(v, "to=%7s sent=%llu left=%llu lost=%llu open=%llu", to, &sent, &left,
+                   &lost, &open) != 5) {
+                printf("redelivery  %s\n", v);
+                return;
+        }
+        if (open)
+                printf("redelivery  to %s: %llu records sent, %llu source offsets left to "
+                       "read "
+                       "again on %llu partition(s)",
+                       to, sent, left, open);
+        else
+                printf("redelivery  to %s: done, %llu records sent", to, sent);
+        if (lost)
+                printf("; %llu source offsets LOST: retention removed them before they "
+                       "were read again",
+                       lost);
+        printf("\n");
+}
+
 int gp_ops_ctl_abort(gp_ctl_t *ctl, int has_to, gp_colour_t to) {
         gp_colour_t survivor = to;
         char rv[64];
@@ -463,11 +490,15 @@ int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
         if (rc == 0 && !strcmp(get(cm, GP_KEY_PHASE), "aborted") && pc && *pc &&
             !gp_parse_i64(pc, strlen(pc), &tv, &why)) {
                 gp_colour_t surv = c.active;
+                const char *rdv = gp_cm_get(cm, GP_KEY_REDELIVERY);
+                bool rd = rdv && *rdv;
                 printf("aborted     T=%s (%s) abandoned: the %s records routed to %s by it "
-                       "stay there; every record now goes to %s\n",
+                       "stay there%s%s; every record now goes to %s\n",
                        pc, gp_time_format(tv, tbuf, sizeof(tbuf)),
                        get(cm, GP_KEY_ABORTED_ROUTED), gp_colour_name(gp_colour_other(surv)),
+                       rd ? " and are re-delivered to " : "", rd ? gp_colour_name(surv) : "",
                        gp_colour_name(surv));
+                redelivery_line(rdv);
         }
         printf("counts      blue=%s green=%s dlq=%s late=%s aborted-routed=%s\n",
                get(cm, GP_KEY_COUNT_BLUE), get(cm, GP_KEY_COUNT_GREEN),

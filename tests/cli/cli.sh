@@ -99,9 +99,21 @@ set_key gate-proxy.aborted-routed 210
 expect 0 "transition abandoned, every record goes to green" "$GP_BIN" abort --control "$M"
 expect 0 "aborted     T=1700000000000 (2023-11-14T22:13:20.000Z) abandoned: the 210 records routed to blue by it stay there; every record now goes to green" \
   "$GP_BIN" status --control "$M"
+# ... and its re-delivery to the survivor: going on, done, with a loss
+set_key gate-proxy.redelivery "to=green sent=120 left=310 lost=0 open=1"
+expect 0 "abandoned: the 210 records routed to blue by it stay there and are re-delivered to green; every record now goes to green" \
+  "$GP_BIN" status --control "$M"
+grep -q "^redelivery  to green: 120 records sent, 310 source offsets left to read again on 1 partition(s)$" "$W/out" \
+  || { cat "$W/out"; fail "status does not show the re-delivery going on"; }
+set_key gate-proxy.redelivery "to=green sent=160 left=0 lost=50 open=0"
+expect 0 "^redelivery  to green: done, 160 records sent; 50 source offsets LOST: retention removed them before they were read again$" \
+  "$GP_BIN" status --control "$M"
+set_key gate-proxy.redelivery "half a value"
+expect 0 "^redelivery  half a value$" "$GP_BIN" status --control "$M"
+set_key gate-proxy.redelivery ""
 expect 0 "stage=RUNNING" "$GP_BIN" finish --control "$M"
 set_key gate-proxy.phase steady
-say "status after abort: the abandoned T and its aborted-routed records"
+say "status after abort: the abandoned T, its aborted-routed records, the re-delivery"
 
 # waiting on a drain group: said by status and by cutover --wait
 "$GP_BIN" cutover --control "$M" --to blue >/dev/null 2>&1 || fail "cutover to blue"

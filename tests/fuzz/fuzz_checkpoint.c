@@ -11,6 +11,7 @@
 
 #include "gate/checkpoint.h"
 #include "gate/gate.h"
+#include "gate/redeliver.h"
 
 #define CHECK(x)                                                                              \
         do {                                                                                  \
@@ -25,7 +26,30 @@ static int same(const gp_gate_t *a, const gp_part_t *pa, const gp_gate_t *b,
                a->seq == b->seq && pa->hi == pb->hi && pa->n[0] == pb->n[0] &&
                pa->n[1] == pb->n[1] && pa->n[2] == pb->n[2] && pa->late == pb->late &&
                pa->since_t[0] == pb->since_t[0] && pa->since_t[1] == pb->since_t[1] &&
-               pa->promise == pb->promise && pa->closed == pb->closed && pa->fp == pb->fp;
+               pa->promise == pb->promise && pa->closed == pb->closed && pa->fp == pb->fp &&
+               pa->sp == pb->sp && pa->cp == pb->cp && pa->ap == pb->ap && pa->ro == pb->ro &&
+               pa->rd[0] == pb->rd[0] && pa->rd[1] == pb->rd[1];
+}
+
+/* A re-delivery from a decoded state: marks, reads and ends without
+ * tripping a sanitizer, and never sends past ap. */
+static void redeliver(const gp_gate_t *g0, const gp_part_t *p0, const gp_gate_conf_t *conf) {
+        gp_part_t p = *p0;
+        gp_gate_t ab = *g0;
+        ab.phase = GP_PHASE_ABORTED;
+        ab.new_c = ab.old_c;
+        if (gp_redeliver_mark(&p, g0, &ab, p.ap >= 0 ? p.ap : 0, true))
+                CHECK(p.ro && p.sp >= 0 && p.ap > p.sp);
+        int64_t at = gp_redeliver_from(&p, p.sp >= 0 ? p.sp : 0, p.ap > 0 ? p.ap - 1 : 0);
+        CHECK(!p.ro || at < p.ap);
+        static const int64_t offs[] = {0, 1, INT64_MAX - 1, INT64_MAX};
+        for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+                bool was = p.ro;
+                gp_rd_t r = gp_redeliver_record(&p, &ab, conf, offs[i], g0->cutoff);
+                CHECK(r == GP_RD_ROUTE || (was && offs[i] < p.ap));
+        }
+        gp_redeliver_settle(&p, INT64_MAX);
+        CHECK(!p.ro);
 }
 
 /* Routing and deciding from a decoded state. */
@@ -36,6 +60,7 @@ static void exercise(const gp_gate_t *g0, const gp_part_t *p0, uint8_t salt) {
                                .lateness_ms = 100,
                                .late_to_dlq = salt & 4,
                                .bad_route_old = salt & 8};
+        redeliver(g0, p0, &conf);
         gp_part_t p = *p0;
         int64_t t = g0->cutoff;
         const int64_t ts[] = {0,

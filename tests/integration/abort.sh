@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# An abort after T: every later record goes to the survivor (blue), the
-# records already sent to green are counted in gate-proxy.aborted-routed,
+# An abort after T with gate.abort.redeliver=false: every later record goes
+# to the survivor (blue), the records already sent to green are only counted
+# in gate-proxy.aborted-routed (no re-delivery: integration.abort_redeliver),
 # and still nothing is lost or doubled; `gate-proxy status` shows that count
 # with the abandoned T, after the abort and after finish.
 source "$(dirname "$0")/lib.sh"
@@ -9,7 +10,7 @@ S=gp-abort-$RUN_ID
 BASE=1700000000000
 "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 2 --quiet >/dev/null
 "$GP_BIN" init --control "$WORK/cm.json" >/dev/null
-write_conf p "$S" gate.lateness.ms=3600000
+write_conf p "$S" gate.lateness.ms=3600000 gate.abort.redeliver=false
 start_proxy p
 produce "$S" 5000 0 --ts-start $BASE --disorder 100
 wait_for "5000 records routed" 60 routed_is 5000
@@ -28,6 +29,7 @@ produce "$S" 5000 10000 --ts-start $((BASE + 10000)) --disorder 100
 wait_for "15000 records routed" 60 routed_is 15000
 stop_proxy
 [ "$(key gate-proxy.count.green)" = "$GREEN" ] || fail "green got records after the abort"
+[ -z "$(key gate-proxy.redelivery)" ] || fail "a re-delivery with gate.abort.redeliver=false: $(key gate-proxy.redelivery)"
 [ "$(key gate-proxy.aborted-routed)" = "$GREEN" ] \
   || fail "aborted-routed=$(key gate-proxy.aborted-routed), expected $GREEN"
 [ "$(key active-deployment-type)" = BLUE ] || fail "the survivor is not BLUE"

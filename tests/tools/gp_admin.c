@@ -237,6 +237,54 @@ static int cmd_grow(admin_t *a, const char *topic, int n) {
         return EXIT_OK;
 }
 
+/* DeleteRecords: the partition's first offset moves to offset, as
+ * retention moves it when it deletes a segment. */
+static int cmd_delete_records(admin_t *a, const char *topic, int part, int64_t offset) {
+        char err[512];
+        int rc = EXIT_FAILED;
+        rd_kafka_queue_t *q = rd_kafka_queue_new(a->rk);
+        rd_kafka_AdminOptions_t *o =
+                rd_kafka_AdminOptions_new(a->rk, RD_KAFKA_ADMIN_OP_DELETERECORDS);
+        rd_kafka_AdminOptions_set_operation_timeout(o, (int)a->timeout_ms, err, sizeof(err));
+        rd_kafka_AdminOptions_set_request_timeout(o, (int)a->timeout_ms, err, sizeof(err));
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_add(l, topic, part)->offset = offset;
+        rd_kafka_DeleteRecords_t *dr = rd_kafka_DeleteRecords_new(l);
+        rd_kafka_DeleteRecords(a->rk, &dr, 1, o, q);
+        rd_kafka_DeleteRecords_destroy(dr);
+        rd_kafka_topic_partition_list_destroy(l);
+        rd_kafka_event_t *ev = rd_kafka_queue_poll(q, (int)a->timeout_ms + 5000);
+        if (!ev) {
+                fprintf(stderr,
+                        "gp-admin: delete-records %s/%d: no answer within %" PRId64 " ms\n",
+                        topic, part, a->timeout_ms + 5000);
+        } else if (rd_kafka_event_error(ev)) {
+                fprintf(stderr, "gp-admin: delete-records %s/%d: %s\n", topic, part,
+                        rd_kafka_event_error_string(ev));
+        } else {
+                const rd_kafka_topic_partition_list_t *res =
+                        rd_kafka_DeleteRecords_result_offsets(
+                                rd_kafka_event_DeleteRecords_result(ev));
+                if (!res || res->cnt != 1)
+                        fprintf(stderr, "gp-admin: delete-records %s/%d: no result\n", topic,
+                                part);
+                else if (res->elems[0].err)
+                        fprintf(stderr,
+                                "gp-admin: delete-records %s/%d before %" PRId64 ": %s\n",
+                                topic, part, offset, rd_kafka_err2str(res->elems[0].err));
+                else {
+                        printf("%s/%d now starts at offset %" PRId64 "\n", topic, part,
+                               res->elems[0].offset);
+                        rc = EXIT_OK;
+                }
+        }
+        if (ev)
+                rd_kafka_event_destroy(ev);
+        rd_kafka_AdminOptions_destroy(o);
+        rd_kafka_queue_destroy(q);
+        return rc;
+}
+
 static int cmd_partitions(admin_t *a, const char *topic) {
         int64_t deadline = mono_ms() + a->timeout_ms;
         int n;
@@ -521,6 +569,10 @@ static void usage(FILE *f) {
               "                            sticky) for --timeout-ms or until SIGTERM,\n"
               "                            committing nothing; print each change of its\n"
               "                            assignment, then leave\n"
+              "  delete-records TOPIC PARTITION OFFSET\n"
+              "                            delete the partition's records before OFFSET\n"
+              "                            (DeleteRecords): its first offset moves there, as\n"
+              "                            when retention deletes a segment\n"
               "\n"
               "create and grow return once the broker's metadata shows the new count with\n"
               "a leader for every partition, and print one line on stdout.\n"
@@ -659,16 +711,18 @@ int main(int argc, char **argv) {
         char **args = argv + optind;
         const char *cmd = nargs > 0 ? args[0] : NULL;
         int64_t n = 0;
-        int want = !cmd                         ? -1
-                   : !strcmp(cmd, "create")     ? 3
-                   : !strcmp(cmd, "grow")       ? 3
-                   : !strcmp(cmd, "partitions") ? 2
-                   : !strcmp(cmd, "consume")    ? 3
-                   : !strcmp(cmd, "lag")        ? 3
-                   : !strcmp(cmd, "member")     ? 3
-                                                : -2;
+        int want = !cmd                             ? -1
+                   : !strcmp(cmd, "create")         ? 3
+                   : !strcmp(cmd, "grow")           ? 3
+                   : !strcmp(cmd, "partitions")     ? 2
+                   : !strcmp(cmd, "consume")        ? 3
+                   : !strcmp(cmd, "lag")            ? 3
+                   : !strcmp(cmd, "member")         ? 3
+                   : !strcmp(cmd, "delete-records") ? 4
+                                                    : -2;
         if (want == -1) {
                 fprintf(stderr, "gp-admin: no command: create, grow, partitions, consume, "
+                                "delete-records, "
                                 "lag or member (see --help)\n");
                 free(a.xconf);
                 return EXIT_USAGE;
@@ -676,10 +730,30 @@ int main(int argc, char **argv) {
         if (want == -2) {
                 fprintf(stderr,
                         "gp-admin: unknown command '%s': create, grow, partitions, consume, "
+                        "delete-records, "
                         "lag or member (see --help)\n",
                         cmd);
                 free(a.xconf);
                 return EXIT_USAGE;
+        }
+        if (want == 4) {
+                int64_t part = 0, off = 0;
+                if (nargs != 4 || !*args[1] || num("PARTITION", args[2], 0, 100000, &part) ||
+                    num("OFFSET", args[3], 0, INT64_MAX, &off)) {
+                        if (nargs != 4)
+                                fprintf(stderr, "gp-admin: delete-records takes TOPIC "
+                                                "PARTITION OFFSET (see --help)\n");
+                        free(a.xconf);
+                        return EXIT_USAGE;
+                }
+                if (!(a.rk = kafka_new(&a))) {
+                        free(a.xconf);
+                        return EXIT_USAGE;
+                }
+                rc = cmd_delete_records(&a, args[1], (int)part, off);
+                rd_kafka_destroy(a.rk);
+                free(a.xconf);
+                return rc;
         }
         if (nargs != want) {
                 fprintf(stderr, "gp-admin: %s takes %s (see --help)\n", cmd,

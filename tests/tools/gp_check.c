@@ -8,6 +8,11 @@
  * often, the ones out of source order, and (given the cutoff) the ones on
  * the wrong side of T.
  *
+ * With --survivor it judges a hand-over aborted with re-delivery instead:
+ * the surviving colour must hold every source record (not in the DLQ)
+ * exactly once, the records that went to the aborted colour re-delivered
+ * in one block; the aborted colour holds each of its records once.
+ *
  * Independent on purpose: it shares nothing with proxy/ and uses of gate/
  * only the strict time parser and the JSON path finder. Memory: the source
  * records are kept (one arena), the colour records only as a 16-byte
@@ -217,7 +222,9 @@ typedef struct src_rec {
         int64_t ev; /* event time ms, when ev_ok */
         const uint8_t *blob;
         uint32_t bloblen;
-        uint32_t seen;      /* times found in blue, green or the DLQ */
+        uint32_t seen;      /* times found in blue, green or the DLQ (with
+                               --survivor: in the survivor or the DLQ) */
+        uint32_t aseen;     /* --survivor: times found in the aborted colour */
         uint32_t next_same; /* next identical record in this partition */
         int32_t where_part; /* where it was found first */
         int64_t where_off;
@@ -246,7 +253,8 @@ typedef struct col_part {
 typedef struct idx_ent {
         uint64_t hash;
         uint32_t part;
-        uint32_t head, tail, cursor; /* cursor: first possibly unseen */
+        uint32_t head, tail, cursor; /* cursor: first possibly unseen (seen,
+                                        then for the aborted colour aseen) */
 } idx_ent_t;
 
 /* One transition of several (--hops): judged on the source offsets from
@@ -278,6 +286,7 @@ typedef struct chk {
         size_t n_hops;
         const char **xconf; /* -X key=value, pairs */
         size_t n_xconf;
+        int survivor; /* --survivor: C_BLUE or C_GREEN; -1 without */
 
         rd_kafka_t *rk;
         int n_src, n_col[2], n_dlq;
@@ -293,6 +302,7 @@ typedef struct chk {
         uint64_t unreadable; /* source records whose event time cannot be read */
         uint64_t found[4];   /* sink records matched, by W_* */
         uint64_t dlq_other, dlq_nohdr;
+        uint64_t redelivered, aborted; /* --survivor */
         uint64_t problems;
 } chk_t;
 
@@ -434,14 +444,26 @@ static idx_ent_t *index_find(chk_t *c, uint32_t p, uint64_t hash, const uint8_t 
         }
 }
 
-/* Takes the first unseen record of the chain e; if every one was seen,
- * returns the head with *dup set. */
-static uint32_t chain_take(chk_t *c, uint32_t p, idx_ent_t *e, bool *dup) {
+/* Takes the first unseen record of the chain e (unseen in the aborted
+ * colour when aborted); if every one was seen, returns the head with *dup
+ * set. */
+static uint32_t chain_take_in(chk_t *c, uint32_t p, idx_ent_t *e, bool aborted, bool *dup) {
         src_part_t *sp = &c->src[p];
-        while (e->cursor != NONE && sp->r[e->cursor].seen)
+        while (e->cursor != NONE && (aborted ? sp->r[e->cursor].aseen : sp->r[e->cursor].seen))
                 e->cursor = sp->r[e->cursor].next_same;
         *dup = e->cursor == NONE;
         return *dup ? e->head : e->cursor;
+}
+
+static uint32_t chain_take(chk_t *c, uint32_t p, idx_ent_t *e, bool *dup) {
+        return chain_take_in(c, p, e, false, dup);
+}
+
+/* Before the aborted colour is read: every chain from its head again. */
+static void index_rewind(chk_t *c) {
+        for (size_t s = 0; s <= c->idx_mask; s++)
+                if (c->idx[s].head != NONE)
+                        c->idx[s].cursor = c->idx[s].head;
 }
 
 static void mark_found(chk_t *c, uint32_t p, uint32_t i, int where, int32_t wpart,
@@ -723,6 +745,23 @@ static int on_colour(chk_t *c, int col, const rd_kafka_message_t *m) {
                 return 0;
         }
         bool dup;
+        if (c->survivor >= 0 && col != c->survivor) {
+                /* The aborted colour: each record once there; its copy in the
+                 * survivor is the re-delivery, not a duplicate. */
+                uint32_t i = chain_take_in(c, (uint32_t)p, e, true, &dup);
+                if (dup) {
+                        c->duplicates++;
+                        problem(c,
+                                "duplicate: %s/%d@%" PRId64 " is source %s/%d@%" PRId64
+                                ", found in %s (the aborted colour) already",
+                                topic, (int)p, m->offset, c->source, (int)p,
+                                c->src[p].r[i].offset, topic);
+                }
+                c->src[p].r[i].aseen++;
+                c->found[col == C_BLUE ? W_BLUE : W_GREEN]++;
+                col_add(c, col, p, i, dup, m->offset);
+                return 0;
+        }
         uint32_t i = chain_take(c, (uint32_t)p, e, &dup);
         if (dup) {
                 c->duplicates++;
@@ -848,6 +887,8 @@ static int on_dlq(chk_t *c, const rd_kafka_message_t *m) {
 }
 
 static int on_sink(chk_t *c, int topic, const rd_kafka_message_t *m) {
+        if (c->survivor >= 0 && topic != c->survivor)
+                c->aborted++;
         if (m->partition < 0 || m->partition >= c->n_col[topic])
                 return 0;
         if (m->partition >= c->n_src) {
@@ -893,21 +934,45 @@ static void check_missing(chk_t *c) {
         }
 }
 
-/* Records out of source order in one colour partition: those outside a
- * longest increasing subsequence of source positions (the fewest records
- * that would have to move). Duplicates are left out: they are counted
- * already. O(n log n). */
-static void check_order(chk_t *c, int col, int p) {
-        const col_part_t *cp = &c->col[col][p];
-        if (cp->n < 2)
-                return;
-        size_t *tail = malloc(cp->n * sizeof(*tail)); /* index into cp->e */
-        size_t *prev = malloc(cp->n * sizeof(*prev));
-        bool *in = calloc(cp->n, sizeof(*in));
-        if (!tail || !prev || !in)
-                die_oom();
+/* --survivor: every source record in the survivor or the DLQ, and every
+ * record of the aborted colour in the survivor (re-delivered). The
+ * survivor is read first, so a record found there has where == it. */
+static void check_missing_survivor(chk_t *c) {
+        int w_surv = c->survivor == C_BLUE ? W_BLUE : W_GREEN;
+        const char *surv = c->survivor == C_BLUE ? c->blue : c->green;
+        const char *ab = c->survivor == C_BLUE ? c->green : c->blue;
+        for (int p = 0; p < c->n_src; p++) {
+                const src_part_t *sp = &c->src[p];
+                for (size_t i = 0; i < sp->n; i++) {
+                        const src_rec_t *r = &sp->r[i];
+                        bool in_surv = r->seen && r->where == w_surv;
+                        if (in_surv && r->aseen)
+                                c->redelivered++;
+                        if (!r->seen) {
+                                c->missing++;
+                                problem(c, "missing: %s/%d@%" PRId64 " is %s %s%s%s%s",
+                                        c->source, p, r->offset,
+                                        c->dlq ? "in neither" : "not in", surv,
+                                        c->dlq ? " nor " : "", c->dlq ? c->dlq : "",
+                                        r->aseen ? " (it is in the aborted colour)" : "");
+                        } else if (!in_surv && r->aseen) {
+                                c->missing++;
+                                problem(c,
+                                        "missing: %s/%d@%" PRId64 " is in %s (the aborted "
+                                        "colour) but was not re-delivered to %s",
+                                        c->source, p, r->offset, ab, surv);
+                        }
+                }
+        }
+}
+
+/* Marks in in[] the entries of cp->e[from, to) on a longest increasing
+ * subsequence of source positions, duplicates left out. tail and prev:
+ * scratch of cp->n entries. O(n log n). */
+static void lis_mark(const col_part_t *cp, size_t from, size_t to, bool *in, size_t *tail,
+                     size_t *prev) {
         size_t len = 0;
-        for (size_t i = 0; i < cp->n; i++) {
+        for (size_t i = from; i < to; i++) {
                 if (cp->e[i].dup)
                         continue;
                 uint32_t v = cp->e[i].pos;
@@ -926,16 +991,56 @@ static void check_order(chk_t *c, int col, int p) {
         }
         for (size_t k = len ? tail[len - 1] : SIZE_MAX; k != SIZE_MAX; k = prev[k])
                 in[k] = true;
+}
+
+/* Records out of source order in one colour partition: those outside a
+ * longest increasing subsequence of source positions (the fewest records
+ * that would have to move). Duplicates are left out: they are counted
+ * already.
+ *
+ * In the survivor (--survivor) the partition is two such runs, cut at its
+ * first record that is also in the aborted colour (the re-delivered block
+ * begins there): before it, the records routed to the survivor up to the
+ * abort; from it on, the re-delivered ones and then those after the abort.
+ * Each run is judged on its own, so the one step back where the block
+ * begins is allowed, and nothing else. Without such a record: one run. */
+static void check_order(chk_t *c, int col, int p) {
+        const col_part_t *cp = &c->col[col][p];
+        if (cp->n < 2)
+                return;
+        size_t *tail = malloc(cp->n * sizeof(*tail)); /* index into cp->e */
+        size_t *prev = malloc(cp->n * sizeof(*prev));
+        bool *in = calloc(cp->n, sizeof(*in));
+        if (!tail || !prev || !in)
+                die_oom();
+        size_t cut = cp->n;
+        if (col == c->survivor)
+                for (size_t i = 0; i < cp->n; i++)
+                        if (!cp->e[i].dup && c->src[p].r[cp->e[i].pos].aseen) {
+                                cut = i;
+                                break;
+                        }
+        lis_mark(cp, 0, cut, in, tail, prev);
+        lis_mark(cp, cut, cp->n, in, tail, prev);
         const char *topic = col == C_BLUE ? c->blue : c->green;
         for (size_t i = 0; i < cp->n; i++) {
                 if (cp->e[i].dup || in[i])
                         continue;
                 c->reordered++;
-                problem(c,
-                        "reordered: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
-                        ") is out of source order",
-                        topic, p, cp->e[i].off, c->source, p,
-                        c->src[p].r[cp->e[i].pos].offset);
+                if (cut == cp->n)
+                        problem(c,
+                                "reordered: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
+                                ") is out of source order",
+                                topic, p, cp->e[i].off, c->source, p,
+                                c->src[p].r[cp->e[i].pos].offset);
+                else
+                        problem(c,
+                                "reordered: %s/%d@%" PRId64 " (source %s/%d@%" PRId64
+                                ") is out of source order %s the re-delivered block that "
+                                "begins at %s/%d@%" PRId64,
+                                topic, p, cp->e[i].off, c->source, p,
+                                c->src[p].r[cp->e[i].pos].offset,
+                                i < cut ? "before" : "in or after", topic, p, cp->e[cut].off);
         }
         free(tail);
         free(prev);
@@ -1012,7 +1117,8 @@ static void usage(FILE *f) {
               "S.green]\n"
               "                [--dlq TOPIC] [--cutoff T --old blue|green [--since "
               "P:OFF,...]\n"
-              "                               | --hops FILE] [--end-offsets]\n"
+              "                               | --hops FILE | --survivor blue|green]\n"
+              "                [--end-offsets]\n"
               "                [--event-time kafka-timestamp|json:PATH|header:NAME] [--unit "
               "ms|s|us]\n"
               "                [--timeout-ms 30000] [-X key=value]... [--verbose]\n"
@@ -1047,6 +1153,35 @@ static void usage(FILE *f) {
               "              Records whose event time cannot be read are never misrouted\n"
               "              (they belong in the DLQ, or in OLD with bad-record=route-old).\n"
               "\n"
+              "With --survivor C (a hand-over aborted after T, its records re-delivered to\n"
+              "the surviving colour C; ABORTED is the other colour) the line ends with two\n"
+              "more counts and the verdicts are:\n"
+              "  checked=N duplicates=D missing=M reordered=R misrouted=0 redelivered=B "
+              "aborted=A\n"
+              "  missing     source records in neither C nor the DLQ, and records of ABORTED\n"
+              "              that are not in C (not re-delivered)\n"
+              "  duplicates  records more than once in C, in C and in the DLQ, more than "
+              "once\n"
+              "              in ABORTED, plus records in C, ABORTED or the DLQ that match no\n"
+              "              source record of that partition. A record in both C and ABORTED\n"
+              "              is the re-delivery, not a duplicate.\n"
+              "  reordered   per partition, C's records (duplicates left out) must be two "
+              "runs\n"
+              "              in source order, cut at the first record that is also in "
+              "ABORTED\n"
+              "              (the re-delivered block begins there): before the cut, what C\n"
+              "              got up to the abort; from it on, the re-delivered records, then\n"
+              "              those after the abort. Counted: the records outside a longest\n"
+              "              in-order subsequence of each run, so the one step back to the\n"
+              "              block is allowed and any other is not (a partition with nothing\n"
+              "              re-delivered is one run). ABORTED's records are judged as "
+              "without\n"
+              "              --survivor (one run in source order).\n"
+              "  redelivered the source records found both in C and in ABORTED (all\n"
+              "              partitions); equals aborted when every record of ABORTED came\n"
+              "              back\n"
+              "  aborted     the records ABORTED holds (all partitions)\n"
+              "\n"
               "Options:\n"
               "  --bootstrap HOST:PORT  the broker (required)\n"
               "  --source S             the source topic (required)\n"
@@ -1069,6 +1204,10 @@ static void usage(FILE *f) {
               "its\n"
               "                         own up to the next line's. Blank lines and lines\n"
               "                         starting with # are skipped\n"
+              "  --survivor blue|green  judge a hand-over aborted with re-delivery, this\n"
+              "                         colour surviving (see above); not with --cutoff,\n"
+              "                         --old, --since or --hops: the split by T is not\n"
+              "                         judged\n"
               "  --event-time SPEC      how to read the event time, as the proxy's\n"
               "                         gate.event-time: kafka-timestamp (default), "
               "json:PATH\n"
@@ -1090,7 +1229,9 @@ static void usage(FILE *f) {
               "Examples:\n"
               "  gp-check --bootstrap 127.0.0.1:19092 --source orders\n"
               "  gp-check --bootstrap 127.0.0.1:19092 --source orders --dlq p1.dlq \\\n"
-              "           --cutoff 1767225600000 --old blue --event-time json:ts --verbose\n",
+              "           --cutoff 1767225600000 --old blue --event-time json:ts --verbose\n"
+              "  gp-check --bootstrap 127.0.0.1:19092 --source orders --dlq p1.dlq \\\n"
+              "           --survivor blue --verbose\n",
               f);
 }
 
@@ -1123,7 +1264,8 @@ static int parse_args(chk_t *c, int argc, char **argv) {
                 O_TMO,
                 O_SINCE,
                 O_END,
-                O_HOPS
+                O_HOPS,
+                O_SURV
         };
         static const struct option opts[] = {
                 {"bootstrap", required_argument, NULL, O_BOOT},
@@ -1139,14 +1281,16 @@ static int parse_args(chk_t *c, int argc, char **argv) {
                 {"since", required_argument, NULL, O_SINCE},
                 {"end-offsets", no_argument, NULL, O_END},
                 {"hops", required_argument, NULL, O_HOPS},
+                {"survivor", required_argument, NULL, O_SURV},
                 {"verbose", no_argument, NULL, 'v'},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
-        const char *blue = NULL, *green = NULL, *cut = NULL, *old = NULL;
+        const char *blue = NULL, *green = NULL, *cut = NULL, *old = NULL, *surv = NULL;
         const char *et = "kafka-timestamp", *why = NULL;
         int o;
         c->old_c = -1;
+        c->survivor = -1;
         c->timeout_ms = 30000;
         c->unit = GP_UNIT_MS;
         opterr = 0;
@@ -1175,6 +1319,9 @@ static int parse_args(chk_t *c, int argc, char **argv) {
                         break;
                 case O_HOPS:
                         c->hops_path = optarg;
+                        break;
+                case O_SURV:
+                        surv = optarg;
                         break;
                 case O_CUT:
                         cut = optarg;
@@ -1255,6 +1402,23 @@ static int parse_args(chk_t *c, int argc, char **argv) {
         if (!cut != !old) {
                 fprintf(stderr, "gp-check: --cutoff and --old go together\n");
                 return -1;
+        }
+        if (surv && (cut || old || c->since_arg || c->hops_path)) {
+                fprintf(stderr,
+                        "gp-check: --survivor judges a hand-over aborted with re-delivery "
+                        "and takes none of --cutoff, --old, --since, --hops (the split by T "
+                        "is not judged then)\n");
+                return -1;
+        }
+        if (surv) {
+                if (!strcmp(surv, "blue"))
+                        c->survivor = C_BLUE;
+                else if (!strcmp(surv, "green"))
+                        c->survivor = C_GREEN;
+                else {
+                        fprintf(stderr, "gp-check: --survivor %s: not blue or green\n", surv);
+                        return -1;
+                }
         }
         if (c->hops_path && (cut || c->since_arg)) {
                 fprintf(stderr, "gp-check: --hops replaces --cutoff, --old and --since\n");
@@ -1509,12 +1673,26 @@ static int run(chk_t *c) {
          * consumer interleaves them: of a record found in blue and in green,
          * the blue copy is the original and the green one the duplicate. */
         const char *t2[1] = {c->blue}, *t3[1] = {c->green}, *t4[1] = {c->dlq};
-        if (kafka_read(c, t2, &c->n_col[C_BLUE], 1, on_blue) ||
-            kafka_read(c, t3, &c->n_col[C_GREEN], 1, on_green) ||
-            (c->dlq && kafka_read(c, t4, &c->n_dlq, 1, on_dlq_msg)))
-                return EXIT_USAGE;
-
-        check_missing(c);
+        if (c->survivor < 0) {
+                if (kafka_read(c, t2, &c->n_col[C_BLUE], 1, on_blue) ||
+                    kafka_read(c, t3, &c->n_col[C_GREEN], 1, on_green) ||
+                    (c->dlq && kafka_read(c, t4, &c->n_dlq, 1, on_dlq_msg)))
+                        return EXIT_USAGE;
+                check_missing(c);
+        } else {
+                /* --survivor: the survivor, then the DLQ (a record in both is a
+                 * duplicate), then the aborted colour on its own count. */
+                int sv = c->survivor, ab = 1 - sv;
+                const char *ts[1] = {sv == C_BLUE ? c->blue : c->green};
+                const char *ta[1] = {ab == C_BLUE ? c->blue : c->green};
+                if (kafka_read(c, ts, &c->n_col[sv], 1, sv == C_BLUE ? on_blue : on_green) ||
+                    (c->dlq && kafka_read(c, t4, &c->n_dlq, 1, on_dlq_msg)))
+                        return EXIT_USAGE;
+                index_rewind(c);
+                if (kafka_read(c, ta, &c->n_col[ab], 1, ab == C_BLUE ? on_blue : on_green))
+                        return EXIT_USAGE;
+                check_missing_survivor(c);
+        }
         for (int k = 0; k < 2; k++)
                 for (int p = 0; p < c->n_col[k] && p < c->n_src; p++)
                         check_order(c, k, p);
@@ -1536,8 +1714,12 @@ static int run(chk_t *c) {
                         c->arena.total);
         }
         printf("checked=%" PRIu64 " duplicates=%" PRIu64 " missing=%" PRIu64
-               " reordered=%" PRIu64 " misrouted=%" PRIu64 "\n",
+               " reordered=%" PRIu64 " misrouted=%" PRIu64,
                c->checked, c->duplicates, c->missing, c->reordered, c->misrouted);
+        if (c->survivor >= 0)
+                printf(" redelivered=%" PRIu64 " aborted=%" PRIu64, c->redelivered,
+                       c->aborted);
+        printf("\n");
         fflush(stdout);
         return c->duplicates || c->missing || c->reordered || c->misrouted ? EXIT_PROBLEMS
                                                                            : EXIT_OK;

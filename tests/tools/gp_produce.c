@@ -69,6 +69,11 @@ typedef struct prod {
         avro_value_t rec;
         const char **xconf;
         size_t n_xconf;
+        const char **hdr; /* --header NAME=VALUE, pairs */
+        size_t n_hdr;
+        const char *pick_arg; /* --pick LIST */
+        int64_t *pick;        /* the records i to write, in order */
+        size_t n_pick;
 
         rd_kafka_t *rk;
         int nparts;
@@ -403,9 +408,8 @@ static int produce_all(prod_t *g) {
         char *pad = malloc((size_t)g->pad + 1);
         char *val = NULL;
         size_t vcap = 0;
-        uint64_t rng = g->seed;
         int64_t t0 = mono_ms(), next_report = t0 + 1000, last_report_n = 0, last_report_t = t0;
-        int64_t i;
+        int64_t n = g->pick_arg ? (int64_t)g->n_pick : g->count;
         int rc = 0;
         if (!pad) {
                 fputs("gp-produce: out of memory\n", stderr);
@@ -415,15 +419,19 @@ static int produce_all(prod_t *g) {
                 pad[k] = (char)('a' + k % 26);
         pad[g->pad] = '\0';
 
-        for (i = 0; i < g->count && !g->failed; i++) {
+        for (int64_t j = 0; j < n && !g->failed; j++) {
                 char key[32], hval[32];
                 bool has_key;
                 size_t vlen;
                 int64_t ev;
+                int64_t i = g->pick_arg ? g->pick[j] : j;
+                /* The jitter generator's state before record i: each record
+                 * draws once, so --pick writes record i as it is without. */
+                uint64_t rng = g->seed + (uint64_t)i * 0x9e3779b97f4a7c15ULL;
 
                 if (g->rate > 0) {
                         for (;;) {
-                                int64_t due = t0 + (int64_t)((double)i * 1000.0 / g->rate);
+                                int64_t due = t0 + (int64_t)((double)j * 1000.0 / g->rate);
                                 int64_t now = mono_ms();
                                 if (now >= due)
                                         break;
@@ -440,7 +448,29 @@ static int produce_all(prod_t *g) {
                 int tslen = snprintf(tsval, sizeof(tsval), "%" PRId64, ev);
                 for (;;) {
                         rd_kafka_resp_err_t err;
-                        if (g->ts_header)
+                        if (g->n_hdr) {
+                                /* The headers below, then those of --header. */
+                                rd_kafka_headers_t *hs = rd_kafka_headers_new(g->n_hdr + 2);
+                                if (g->headers || g->ts_header)
+                                        rd_kafka_header_add(hs, "h", -1, hval,
+                                                            g->headers ? (ssize_t)hlen : 0);
+                                if (g->ts_header)
+                                        rd_kafka_header_add(hs, g->ts_header, -1, tsval,
+                                                            (ssize_t)tslen);
+                                for (size_t k = 0; k < g->n_hdr; k++)
+                                        rd_kafka_header_add(hs, g->hdr[2 * k], -1,
+                                                            g->hdr[2 * k + 1], -1);
+                                err = rd_kafka_producev(
+                                        g->rk, RD_KAFKA_V_TOPIC(g->topic),
+                                        RD_KAFKA_V_PARTITION(part),
+                                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                        RD_KAFKA_V_KEY(has_key ? key : NULL,
+                                                       has_key ? strlen(key) : 0),
+                                        RD_KAFKA_V_VALUE(val, vlen), RD_KAFKA_V_TIMESTAMP(ev),
+                                        RD_KAFKA_V_HEADERS(hs), RD_KAFKA_V_END);
+                                if (err) /* still ours */
+                                        rd_kafka_headers_destroy(hs);
+                        } else if (g->ts_header)
                                 err = rd_kafka_producev(
                                         g->rk, RD_KAFKA_V_TOPIC(g->topic),
                                         RD_KAFKA_V_PARTITION(part),
@@ -490,9 +520,9 @@ static int produce_all(prod_t *g) {
                         fprintf(stderr,
                                 "gp-produce: %s: sent=%" PRId64 " delivered=%" PRId64
                                 " failed=%" PRId64 " rate=%.0f/s\n",
-                                g->topic, i + 1, g->delivered, g->failed,
-                                secs > 0 ? (double)(i + 1 - last_report_n) / secs : 0.0);
-                        last_report_n = i + 1;
+                                g->topic, j + 1, g->delivered, g->failed,
+                                secs > 0 ? (double)(j + 1 - last_report_n) / secs : 0.0);
+                        last_report_n = j + 1;
                         last_report_t = now;
                         next_report = now + 1000;
                 }
@@ -537,6 +567,7 @@ static void usage(FILE *f) {
               "                  [--seed N] [--timeout-ms MS] [-X key=value]... [--quiet]\n"
               "                  [--format json|avro|confluent] [--schema-id N] [--ts-header "
               "NAME]\n"
+              "                  [--pick LIST] [--header NAME=VALUE]...\n"
               "       gp-produce --print-schema\n"
               "\n"
               "Writes N test records to topic S with an idempotent producer\n"
@@ -557,7 +588,9 @@ static void usage(FILE *f) {
               "Avro records cycle through: not framed (\"not avro\"; plain: a bad varint),\n"
               "truncated to 6 bytes, and (confluent) schema id --schema-id + 1000000.\n"
               "Given the same options and --seed, the records are the same on every run;\n"
-              "only the default --ts-start (now) changes.\n"
+              "only the default --ts-start (now) changes. --pick writes some of them, each\n"
+              "exactly as it would be written without it (e.g. a hand-made copy of chosen\n"
+              "records in a chosen order).\n"
               "\n"
               "Options:\n"
               "  --bootstrap HOST:PORT  the broker (required)\n"
@@ -588,10 +621,15 @@ static void usage(FILE *f) {
               "                         0: all keys null)\n"
               "  --headers              add header h=<id>\n"
               "  --ts-header NAME       add header NAME=<event time ms>\n"
+              "  --header NAME=VALUE    add this header to every record, after the others\n"
+              "                         (repeatable)\n"
               "  --format F             json (default), avro (plain binary) or confluent\n"
               "                         (wire format with --schema-id)\n"
               "  --schema-id N          the registry id in the confluent framing (default 1)\n"
               "  --print-schema         print the Avro schema and exit\n"
+              "  --pick LIST            write only the records i in LIST, in its order:\n"
+              "                         comma-separated indexes I and ranges A-B (0-based,\n"
+              "                         below --count; repeats allowed), e.g. 0-3,6,4,4\n"
               "  --pad-bytes N          length of \"pad\" (default 16, at most 1048576)\n"
               "  --seed N               seed of the jitter (default 1)\n"
               "  --timeout-ms MS        wait this long for the last deliveries (default "
@@ -623,6 +661,53 @@ static int num(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *
         return 0;
 }
 
+/* --pick LIST: indexes I and ranges A-B, comma-separated, each below
+ * --count; 0 or -1 (usage error printed). */
+static int parse_pick(prod_t *g) {
+        const char *s = g->pick_arg, *why = NULL;
+        size_t cap = 0;
+        while (*s) {
+                const char *end = strchr(s, ',');
+                if (!end)
+                        end = s + strlen(s);
+                const char *dash = memchr(s, '-', (size_t)(end - s));
+                const char *first_end = dash ? dash : end;
+                int64_t a = 0, b = 0;
+                bool bad = gp_parse_i64(s, (size_t)(first_end - s), &a, &why) != 0;
+                if (dash)
+                        bad = bad ||
+                              gp_parse_i64(dash + 1, (size_t)(end - dash - 1), &b, &why);
+                else
+                        b = a;
+                if (bad) {
+                        fprintf(stderr, "gp-produce: --pick %s: '%.*s' is not I or A-B\n",
+                                g->pick_arg, (int)(end - s), s);
+                        return -1;
+                }
+                if (a < 0 || b < a || b >= g->count) {
+                        fprintf(stderr,
+                                "gp-produce: --pick %s: '%.*s' is not within 0 to %" PRId64
+                                " (--count - 1), or ends before it starts\n",
+                                g->pick_arg, (int)(end - s), s, g->count - 1);
+                        return -1;
+                }
+                for (int64_t i = a; i <= b; i++) {
+                        if (g->n_pick == cap) {
+                                cap = cap ? cap * 2 : 64;
+                                int64_t *p = realloc(g->pick, cap * sizeof(*p));
+                                if (!p) {
+                                        fputs("gp-produce: out of memory\n", stderr);
+                                        return -1;
+                                }
+                                g->pick = p;
+                        }
+                        g->pick[g->n_pick++] = i;
+                }
+                s = *end ? end + 1 : end;
+        }
+        return 0;
+}
+
 /* 0, 1 (help printed) or -1 (usage error printed). */
 static int parse_args(prod_t *g, int argc, char **argv) {
         enum {
@@ -647,7 +732,9 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 O_SID2,
                 O_TSH,
                 O_PRINT,
-                O_PART
+                O_PART,
+                O_PICK,
+                O_XHDR
         };
         static const struct option opts[] = {
                 {"bootstrap", required_argument, NULL, O_BOOT},
@@ -672,6 +759,8 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 {"schema-id", required_argument, NULL, O_SID2},
                 {"ts-header", required_argument, NULL, O_TSH},
                 {"print-schema", no_argument, NULL, O_PRINT},
+                {"pick", required_argument, NULL, O_PICK},
+                {"header", required_argument, NULL, O_XHDR},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
@@ -793,6 +882,29 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 case O_PRINT:
                         puts(SCHEMA);
                         return 1;
+                case O_PICK:
+                        g->pick_arg = optarg;
+                        break;
+                case O_XHDR: {
+                        char *eq = strchr(optarg, '=');
+                        if (!eq || eq == optarg) {
+                                fprintf(stderr,
+                                        "gp-produce: --header %s: expected NAME=VALUE\n",
+                                        optarg);
+                                return -1;
+                        }
+                        *eq = '\0';
+                        const char **h = realloc(g->hdr, (g->n_hdr + 1) * 2 * sizeof(*h));
+                        if (!h) {
+                                fputs("gp-produce: out of memory\n", stderr);
+                                return -1;
+                        }
+                        g->hdr = h;
+                        h[2 * g->n_hdr] = optarg;
+                        h[2 * g->n_hdr + 1] = eq + 1;
+                        g->n_hdr++;
+                        break;
+                }
                 case 'X': {
                         char *eq = strchr(optarg, '=');
                         if (!eq || eq == optarg) {
@@ -838,6 +950,8 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                         "--help)\n");
                 return -1;
         }
+        if (g->pick_arg && parse_pick(g))
+                return -1;
         if (!g->have_ts_start) {
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
@@ -852,6 +966,8 @@ int main(int argc, char **argv) {
         int rc = parse_args(&g, argc, argv);
         if (rc) {
                 free(g.xconf);
+                free(g.hdr);
+                free(g.pick);
                 return rc > 0 ? EXIT_OK : EXIT_USAGE;
         }
         rc = EXIT_USAGE;
@@ -871,5 +987,7 @@ int main(int argc, char **argv) {
                 rd_kafka_destroy(g.rk);
         enc_fini(&g);
         free(g.xconf);
+        free(g.hdr);
+        free(g.pick);
         return rc;
 }

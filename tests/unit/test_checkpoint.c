@@ -43,7 +43,10 @@ static state_t st(const char *row, int64_t seq, gp_phase_t ph, gp_colour_t o, gp
                           .late = late,
                           .since_t = {s0, s1},
                           .promise = NONE,
-                          .closed = false};
+                          .closed = false,
+                          .sp = -1,
+                          .cp = -1,
+                          .ap = -1};
         return s;
 }
 
@@ -65,6 +68,10 @@ static void assert_same(const char *what, size_t i, const gp_gate_t *ga, const g
                      i, pa->promise, pb->promise);
         cr_assert_eq(pa->closed, pb->closed, "%s %zu: closed", what, i);
         cr_assert_eq(pa->fp, pb->fp, "%s %zu: fp %08x vs %08x", what, i, pa->fp, pb->fp);
+        cr_assert(pa->sp == pb->sp && pa->cp == pb->cp && pa->ap == pb->ap, "%s %zu: sp/cp/ap",
+                  what, i);
+        cr_assert(pa->ro == pb->ro && pa->rd[0] == pb->rd[0] && pa->rd[1] == pb->rd[1],
+                  "%s %zu: rd", what, i);
 }
 
 #define U64MAX UINT64_MAX
@@ -80,6 +87,10 @@ static void assert_same(const char *what, size_t i, const gp_gate_t *ga, const g
         "gp3 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123 "            \
         "hi=1699999999000 n=10,3,0 late=0 st=2,3 pr=1700000000000 cl=0"
 #define OK3_LINE OK3_NO_TAIL " fp=5d1c39a2"
+#define OK4_NO_TAIL                                                                           \
+        "gp4 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123 "            \
+        "hi=1699999999000 n=10,3,0 late=0 st=2,3 pr=1700000000000 cl=0"
+#define OK4_LINE OK4_NO_TAIL " sp=- cp=- ap=- rd=0,0,0 fp=5d1c39a2"
 
 static void assert_refused(const char *what, size_t i, const char *buf, size_t len,
                            const char *want_in_err);
@@ -114,6 +125,7 @@ static size_t make_states(state_t *s) {
                     0, 0, 0);
         s[4].p.promise = 1700000000000; /* doc example */
         s[4].p.fp = 0x5d1c39a2;
+        s[4].p.sp = 5120;
         s[1].p.fp = 1; /* the smallest fingerprint */
         s[9].p.fp = 0xabcdef01;
         s[2].p.promise = MIN1;          /* waiting: GP_AGREE_NOTHING */
@@ -127,6 +139,25 @@ static size_t make_states(state_t *s) {
         s[n - 1].p.promise = MIN1;
         s[n - 1].p.closed = true;
         s[n - 1].p.fp = 0xffffffff;
+        s[n - 1].p.sp = INT64_MAX - 1;
+        s[n - 1].p.cp = s[n - 1].p.ap = INT64_MAX;
+        s[n - 1].p.ro = true;
+        s[n - 1].p.rd[0] = s[n - 1].p.rd[1] = U64MAX;
+        /* An abort past T re-delivering (gate/redeliver.h). */
+        s[n++] = st("aborted, re-delivering", 11, GP_PHASE_ABORTED, B, B, 1700000000000,
+                    1700000000123, 1700000100000, 5, 6, 0, 0, 0, 6);
+        s[n - 1].p.fp = 0x0badcafe;
+        s[n - 1].p.sp = 0;
+        s[n - 1].p.cp = 700;
+        s[n - 1].p.ap = 1200;
+        s[n - 1].p.ro = true;
+        s[n - 1].p.rd[0] = 3;
+        s[n++] = st("aborted, re-delivered, some lost", 12, GP_PHASE_ABORTED, G, G, 5, 4, 6, 0,
+                    0, 0, 0, 0, 0);
+        s[n - 1].p.fp = 0x00c0ffee;
+        s[n - 1].p.sp = 10;
+        s[n - 1].p.ap = 11;
+        s[n - 1].p.rd[1] = 1;
         return n;
 }
 
@@ -165,13 +196,13 @@ Test(checkpoint, documented_format) {
         char line[GP_CKPT_MAX];
         gp_ckpt_encode(&s[4].g, &s[4].p, line, sizeof(line));
         cr_assert_str_eq(line,
-                         "gp3 seq=42 ph=split old=blue new=green T=1700000000000 "
+                         "gp4 seq=42 ph=split old=blue new=green T=1700000000000 "
                          "tw=1700000000123 hi=1699999999000 n=10,3,0 late=0 st=2,3 "
-                         "pr=1700000000000 cl=0 fp=5d1c39a2",
+                         "pr=1700000000000 cl=0 sp=5120 cp=- ap=- rd=0,0,0 fp=5d1c39a2",
                          "the example in checkpoint.h");
         gp_ckpt_encode(&s[9].g, &s[9].p, line, sizeof(line));
-        cr_assert(strstr(line, " pr=1699999940000 cl=1 fp=abcdef01") &&
-                          !strncmp(line, "gp3 ", 4) && line[strlen(line) - 1] == '1',
+        cr_assert(strstr(line, " pr=1699999940000 cl=1 sp=- cp=- ap=- rd=0,0,0 fp=abcdef01") &&
+                          !strncmp(line, "gp4 ", 4) && line[strlen(line) - 1] == '1',
                   "closed row: '%s'", line);
         gp_ckpt_encode(&s[1].g, &s[1].p, line, sizeof(line));
         cr_assert(strstr(line, " fp=00000001") != NULL, "leading zeros kept: '%s'", line);
@@ -184,7 +215,8 @@ Test(checkpoint, documented_format) {
 
 /* A gp2 line (before the fingerprint existed) still decodes, with no
  * fingerprint, and is written back the same; the same state with a
- * fingerprint is the gp3 line. */
+ * fingerprint is the gp4 line, and a gp3 line (before the re-delivery's
+ * fields) decodes to that state. */
 Test(checkpoint, reads_gp2) {
         gp_gate_t g;
         gp_part_t p;
@@ -200,12 +232,23 @@ Test(checkpoint, reads_gp2) {
         cr_assert_str_eq(line, OK_LINE);
         p.fp = 0x5d1c39a2;
         gp_ckpt_encode(&g, &p, line, sizeof(line));
-        cr_assert_str_eq(line, OK3_LINE);
+        cr_assert_str_eq(line, OK4_LINE);
         gp_part_t p3;
         gp_part_init(&p3, 7);
+        p3.sp = 4; /* overwritten */
+        p3.ro = true;
         cr_assert_eq(gp_ckpt_decode(OK3_LINE, strlen(OK3_LINE), &g, &p3, err, sizeof(err)), 0,
                      "%s", err);
         cr_assert_eq(p3.fp, 0x5d1c39a2u);
+        cr_assert(p3.sp == -1 && p3.cp == -1 && p3.ap == -1 && !p3.ro && !p3.rd[0] &&
+                          !p3.rd[1],
+                  "a gp3 line has no re-delivery");
+        gp_ckpt_encode(&g, &p3, line, sizeof(line));
+        cr_assert_str_eq(line, OK4_LINE, "a gp3 line is written back as gp4");
+        /* Without a fingerprint there is no room for the re-delivery. */
+        p3.fp = GP_FP_NONE;
+        p3.ap = 3;
+        cr_assert_eq(gp_ckpt_encode(&g, &p3, line, sizeof(line)), -1);
         gp_part_init(&p3, 7);
         cr_assert_eq(p3.fp, GP_FP_NONE, "a fresh partition has no fingerprint");
 }
@@ -286,8 +329,25 @@ Test(checkpoint, malformed_lines) {
                 {"gp1 ", "'seq'"},
                 {"gp3 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
                  "'pr'"},
-                {"gp4 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                {"gp5 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
                  "gp1"},
+                {"gp4 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'pr'"},
+                {OK4_NO_TAIL " fp=5d1c39a2", "'sp'"},
+                {OK4_NO_TAIL " sp=x cp=- ap=- rd=0,0,0 fp=5d1c39a2", "'sp'"},
+                {OK4_NO_TAIL " sp=-1 cp=- ap=- rd=0,0,0 fp=5d1c39a2", "'sp'"},
+                {OK4_NO_TAIL " sp=01 cp=- ap=- rd=0,0,0 fp=5d1c39a2", "'sp'"},
+                {OK4_NO_TAIL " sp=1 cp= ap=- rd=0,0,0 fp=5d1c39a2", "'cp'"},
+                {OK4_NO_TAIL " sp=1 cp=- ap=-2 rd=0,0,0 fp=5d1c39a2", "'ap'"},
+                {OK4_NO_TAIL " sp=1 cp=- ap=- rd=2,0,0 fp=5d1c39a2", "'rd'"},
+                {OK4_NO_TAIL " sp=1 cp=- ap=- rd=0,0 fp=5d1c39a2", "'rd'"},
+                {OK4_NO_TAIL " sp=1 cp=- ap=- rd=0,0,0,0 fp=5d1c39a2", "'rd'"},
+                {OK4_NO_TAIL " sp=1 cp=- ap=- rd=0,0,0", "'fp'"},
+                {OK4_NO_TAIL " cp=- sp=1 ap=- rd=0,0,0 fp=5d1c39a2", "'sp'"},
+                {OK4_NO_TAIL " sp=5 cp=- ap=- rd=1,0,0 fp=5d1c39a2", "re-delivery"},
+                {OK4_NO_TAIL " sp=5 cp=- ap=5 rd=1,0,0 fp=5d1c39a2", "re-delivery"},
+                {OK4_NO_TAIL " sp=- cp=- ap=9 rd=1,0,0 fp=5d1c39a2", "re-delivery"},
+                {OK3_LINE " sp=- cp=- ap=- rd=0,0,0", "trailing"},
                 {"gp0 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
                  "gp1"},
                 {"gp3", "gp1"},
@@ -524,18 +584,19 @@ static void mutate(char (*words)[64], size_t nw) {
                 }
 }
 
-/* ... of a gp2 and a gp3 line. */
+/* ... of a gp2, a gp3 and a gp4 line. */
 Test(checkpoint, structural_mutations) {
-        static const char *const oks[] = {OK_LINE, OK3_LINE};
-        for (size_t o = 0; o < 2; o++) {
-                char words[16][64];
+        static const char *const oks[] = {OK_LINE, OK3_LINE, OK4_LINE};
+        static const size_t words_of[] = {13, 14, 18};
+        for (size_t o = 0; o < 3; o++) {
+                char words[24][64];
                 size_t nw = 0;
                 char tmp[GP_CKPT_MAX];
                 snprintf(tmp, sizeof(tmp), "%s", oks[o]);
                 char *save = NULL;
                 for (char *w = strtok_r(tmp, " ", &save); w; w = strtok_r(NULL, " ", &save))
                         snprintf(words[nw++], sizeof(words[0]), "%s", w);
-                cr_assert_eq(nw, 13u + o, "setup: %zu words", nw);
+                cr_assert_eq(nw, words_of[o], "setup: %zu words", nw);
                 mutate(words, nw);
         }
 }
