@@ -8,6 +8,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -40,9 +42,11 @@ import org.apache.kafka.common.TopicPartition;
  * T and the abort and once when it has taken the abort up.
  * {@code --redeliver} sets the proxy's {@code gate.abort.redeliver} (unset:
  * the proxy's default). Prints per case
- * {@code e2e: path=abort job=running abort=CASE records=N outputs=M missing=0 duplicated=0 partial=0 extra=0 T=T green=G}
- * and exits 0 only if both cases reproduce the uninterrupted job and blue's
- * topic holds every source record once, each key in source order.
+ * {@code e2e: path=abort job=running abort=CASE records=N outputs=M missing=0 duplicated=0 partial=0 extra=0 T=T green=G redelivered=R}
+ * (G: the records in green's topic; R: those the proxy says it re-delivered,
+ * its {@code gate-proxy.redelivery}) and exits 0 only if both cases
+ * reproduce the uninterrupted job, blue's topic holds every source record
+ * once, each key in source order, and R = G.
  */
 public final class Abort {
     static final int PARTITIONS = 2, KEYS = 8;
@@ -57,6 +61,8 @@ public final class Abort {
         Proxy proxy;
         JobID ref, blue, green;
         long t = -1, greenAtAbort = -1;
+        /** The proxy's gate-proxy.redelivery at the end ("" when it has none). */
+        String redelivery = "";
         String phaseAtAbort = "";
 
         Case(String name, String run, boolean closeFirst) {
@@ -230,8 +236,16 @@ public final class Abort {
             if (gen.failed != null)
                 throw gen.failed;
             say("generator stopped after " + gen.sent.get() + " records per source topic");
-            for (Case c : cases)
+            for (Case c : cases) {
                 awaitProxyConsumed(c);
+                // The re-delivery, once every source record is consumed, has
+                // ended: no partition still reading again.
+                Map<String, String> m = c.proxy.await("the re-delivery's end", Duration.ofSeconds(60),
+                        s -> !s.getOrDefault("gate-proxy.redelivery", "").contains("open=")
+                                || s.get("gate-proxy.redelivery").contains("open=0"));
+                c.redelivery = m.getOrDefault("gate-proxy.redelivery", "");
+                say(c.name + ": gate-proxy.redelivery=" + c.redelivery);
+            }
             for (Case c : cases) {
                 kafka.awaitDrained(c.spec("blue").group, List.of(c.source + ".blue"), Duration.ofSeconds(120));
                 kafka.awaitDrained(c.spec("ref").group, List.of(c.source), Duration.ofSeconds(120));
@@ -279,6 +293,8 @@ public final class Abort {
         }
     }
 
+    static final Pattern SENT = Pattern.compile("\\bsent=(\\d+)");
+
     /** The checks of one case; returns 1 when it failed. */
     int verify(Case c) throws Exception {
         List<ConsumerRecord<String, String>> src = kafka.readAll(c.source);
@@ -318,8 +334,10 @@ public final class Abort {
         List<String> want = Handover.values(kafka.readAll(c.source + ".reference"));
         List<String> got = Handover.values(kafka.readAll(c.source + ".out"));
         Check k = Check.compare(Jobs.Kind.RUNNING, want, got);
+        Matcher sent = SENT.matcher(c.redelivery);
+        long redelivered = sent.find() ? Long.parseLong(sent.group(1)) : 0;
         System.out.println("e2e: path=abort job=running abort=" + c.name + " records=" + src.size() + " " + k
-                + " T=" + c.t + " green=" + green);
+                + " T=" + c.t + " green=" + green + " redelivered=" + redelivered);
         for (var e : k.deficits.entrySet()) {
             TreeMap<Long, Long> d = e.getValue();
             long max = 0;
@@ -328,7 +346,8 @@ public final class Abort {
             say(c.name + ": key " + e.getKey() + ": " + d.size() + " totals differ from the reference, from id "
                     + d.firstKey() + " (by " + d.firstEntry().getValue() + "), at most by " + max);
         }
-        boolean ok = k.exact() && !want.isEmpty() && lost == 0 && dup == 0 && reordered == 0 && green > 0;
+        boolean ok = k.exact() && !want.isEmpty() && lost == 0 && dup == 0 && reordered == 0 && green > 0
+                && redelivered == green;
         if (!ok)
             say("FAIL: the survivor of the abort " + c.name + " did not reproduce the uninterrupted job");
         return ok ? 0 : 1;
