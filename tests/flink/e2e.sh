@@ -11,6 +11,11 @@
 #                                 in one consumer group (gate.membership=group):
 #                                 T agreed from their committed promises, each
 #                                 instance SIGKILLed once per hop
+#   tests/flink/e2e.sh abort      an abandoned hand-over (Abort.java): the
+#                                 running total, `gate-proxy abort` after T,
+#                                 once during the split and once after the
+#                                 close; the survivor (blue) must write what
+#                                 the uninterrupted job writes
 #   tests/flink/e2e.sh operator   FLIP-504's sequence on the real
 #                                 kube-apiserver fixture (started here when
 #                                 it is not running)
@@ -51,7 +56,9 @@
 # make e2e print them at the end). GP_FLINK_HEAP sets the JVM heap (default
 # 1500m). GP_HANDOVER_FAULTS sets the operator stand-in's faults for the
 # handover path (Orchestrated.java, Operator.java), e.g.
-# "window-green=slow=1500;running-blue=conflict". GP_HANDOVER_KILLS=0 runs
+# "window-green=slow=1500;running-blue=conflict". GP_ABORT_KILLS=off runs
+# the abort path with no proxy SIGKILLed; GP_ABORT_REDELIVER=true|false sets
+# its proxies' gate.abort.redeliver. GP_HANDOVER_KILLS=0 runs
 # the handover path with no command or proxy SIGKILLed (a hand-over's time
 # undisturbed: its e2e-hop: lines); GP_CHECKPOINT_REQUEST=no runs its
 # commands with --no-checkpoint-request.
@@ -119,7 +126,7 @@ java_run() { # CLASS ARGS...
 cmd=${1:-}
 case "$cmd" in
   build) build; exit 0 ;;
-  exact|exact2|operator|controls|handover|handover-faults|standin) ;;
+  exact|exact2|abort|operator|controls|handover|handover-faults|standin) ;;
   *) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
 
@@ -165,6 +172,9 @@ case "$cmd" in
   exact2)
     java_run Handover --path exact --instances 2 --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" \
       --work "$WORK/run" ;;
+  abort)
+    java_run Abort --bootstrap "$GP_BOOTSTRAP" --bin "$GP_BIN" --work "$WORK/run" \
+      ${GP_ABORT_KILLS:+--kills "$GP_ABORT_KILLS"} ${GP_ABORT_REDELIVER:+--redeliver "$GP_ABORT_REDELIVER"} ;;
   controls)
     java_run Controls --bootstrap "$GP_BOOTSTRAP" --work "$WORK/run" ;;
   operator)
