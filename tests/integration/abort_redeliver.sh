@@ -2,7 +2,7 @@
 # An abort after T re-delivers (gate.abort.redeliver=true, the default): the
 # survivor (blue) gets every record that had gone to green, once, after the
 # records it already had, and then every later record (docs/DESIGN.md,
-# Abort re-delivery). Four scenes, each its own pipeline and source topic:
+# Abort re-delivery). Five scenes, each its own pipeline and source topic:
 #
 #   just-after-T  an abort as soon as the first records reached green, the
 #                 proxy running;
@@ -15,7 +15,7 @@
 #   retention     the source's first offsets deleted (DeleteRecords, as
 #                 retention deletes a segment) between the abort and the
 #                 re-delivery: the loss reported with its count, the rest
-#                 re-delivered;
+#                 re-delivered; /metrics shows the same figures;
 #   group         gate.membership=group: the re-delivery killed once, then
 #                 taken on by two members sharing the partitions.
 #
@@ -156,7 +156,8 @@ after-close: $RD_LINE"
 # T chosen on an empty source (every partition idle): every record is at or
 # above it, so green gets them all and blue nothing before the abort; the
 # first 500 offsets of partition 0 are then deleted before the re-delivery.
-scene retention gate.lateness.ms=3600000 gate.watermark.idle.ms=500
+HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+scene retention gate.lateness.ms=3600000 gate.watermark.idle.ms=500 "http.listen=127.0.0.1:$HP"
 "$GP_ADMIN" --bootstrap "$GP_BOOTSTRAP" create "$S.none" 2 >/dev/null
 start_proxy p
 cutover
@@ -175,6 +176,17 @@ grep -q "$S/0: offsets 0 to 499 are no longer in the source (retention): 500 off
 "$GP_BIN" status --control "$WORK/cm.json" >"$WORK/status.txt"
 grep -q "^redelivery  to blue: done, 3500 records sent; 500 source offsets LOST" "$WORK/status.txt" \
   || { cat "$WORK/status.txt"; fail "status does not show the loss"; }
+# /metrics says the same, in a scrape promtool accepts
+curl -sf "http://127.0.0.1:$HP/metrics" >"$WORK/scrape.txt" || fail "no /metrics on port $HP"
+promtool check metrics <"$WORK/scrape.txt" >"$WORK/promtool.txt" 2>&1 \
+  || { cat "$WORK/promtool.txt"; fail "promtool check metrics failed"; }
+metric() { sed -n "s/^$1 //p" "$WORK/scrape.txt"; }
+for m in "gate_proxy_redelivered_records 3500" "gate_proxy_redelivery_lost_offsets 500" \
+  "gate_proxy_redelivery_remaining_offsets 0"; do
+  set -- $m
+  [ "$(metric "$1")" = "$2" ] || fail "/metrics: $1 is '$(metric "$1")', expected $2"
+done
+say "/metrics: $(grep '^gate_proxy_redeliver' "$WORK/scrape.txt" | tr '\n' ' ')"
 stop_proxy
 # Green's records of the deleted offsets match no source record any more:
 # the survivor is judged against an empty aborted colour.
