@@ -15,7 +15,8 @@
 #   retention     the source's first offsets deleted (DeleteRecords, as
 #                 retention deletes a segment) between the abort and the
 #                 re-delivery: the loss reported with its count, the rest
-#                 re-delivered; /metrics shows the same figures;
+#                 re-delivered; /metrics and a real Prometheus show the
+#                 same figures;
 #   group         gate.membership=group: the re-delivery killed once, then
 #                 taken on by two members sharing the partitions.
 #
@@ -27,6 +28,9 @@ source "$(dirname "$0")/lib.sh"
 
 BASE=1700000000000
 : "${GP_ADMIN:?run through ctest}"
+command -v prometheus >/dev/null || fail "prometheus is not installed (scripts/install-deps.sh test)"
+PROM_PID=""
+ON_EXIT='[ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null'
 
 # scene NAME [conf lines...]: a fresh control file, source topic and pipeline
 scene() {
@@ -187,6 +191,32 @@ for m in "gate_proxy_redelivered_records 3500" "gate_proxy_redelivery_lost_offse
   [ "$(metric "$1")" = "$2" ] || fail "/metrics: $1 is '$(metric "$1")', expected $2"
 done
 say "/metrics: $(grep '^gate_proxy_redeliver' "$WORK/scrape.txt" | tr '\n' ' ')"
+# and a real Prometheus, scraping the proxy, reads the same from its queries
+# (the dashboard's abort panel, deploy/grafana/gate-proxy.json)
+PP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+printf 'global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: gate-proxy\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' \
+  "$HP" >"$WORK/prom.yml"
+prometheus --config.file="$WORK/prom.yml" --storage.tsdb.path="$WORK/tsdb" \
+  --web.listen-address="127.0.0.1:$PP" >"$WORK/prometheus.log" 2>&1 &
+PROM_PID=$!
+# q EXPR: the value of an instant query's first sample, "" when none
+q() {
+  curl -s --get "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1" 2>/dev/null |
+    python3 -c 'import json,sys
+try: r=json.load(sys.stdin)["data"]["result"]
+except Exception: r=[]
+print(r[0]["value"][1] if r else "")'
+}
+prom_agrees() {
+  [ "$(q 'sum(gate_proxy_redelivered_records)')" = 3500 ] &&
+    [ "$(q 'sum(gate_proxy_redelivery_lost_offsets)')" = 500 ] &&
+    [ "$(q 'sum(gate_proxy_redelivery_remaining_offsets)')" = 0 ]
+}
+wait_for "Prometheus to read sent=3500 lost=500 remaining=0" 60 prom_agrees
+say "Prometheus: sent $(q 'sum(gate_proxy_redelivered_records)') lost $(q 'sum(gate_proxy_redelivery_lost_offsets)') remaining $(q 'sum(gate_proxy_redelivery_remaining_offsets)')"
+kill "$PROM_PID" 2>/dev/null
+wait "$PROM_PID" 2>/dev/null || true
+PROM_PID=""
 stop_proxy
 # Green's records of the deleted offsets match no source record any more:
 # the survivor is judged against an empty aborted colour.
