@@ -28,9 +28,6 @@ source "$(dirname "$0")/lib.sh"
 
 BASE=1700000000000
 : "${GP_ADMIN:?run through ctest}"
-command -v prometheus >/dev/null || fail "prometheus is not installed (scripts/install-deps.sh test)"
-PROM_PID=""
-ON_EXIT='[ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null'
 
 # scene NAME [conf lines...]: a fresh control file, source topic and pipeline
 scene() {
@@ -160,7 +157,7 @@ after-close: $RD_LINE"
 # T chosen on an empty source (every partition idle): every record is at or
 # above it, so green gets them all and blue nothing before the abort; the
 # first 500 offsets of partition 0 are then deleted before the re-delivery.
-HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+HP=$(free_port)
 scene retention gate.lateness.ms=3600000 gate.watermark.idle.ms=500 "http.listen=127.0.0.1:$HP"
 "$GP_ADMIN" --bootstrap "$GP_BOOTSTRAP" create "$S.none" 2 >/dev/null
 start_proxy p
@@ -193,30 +190,15 @@ done
 say "/metrics: $(grep '^gate_proxy_redeliver' "$WORK/scrape.txt" | tr '\n' ' ')"
 # and a real Prometheus, scraping the proxy, reads the same from its queries
 # (the dashboard's abort panel, deploy/grafana/gate-proxy.json)
-PP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-printf 'global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: gate-proxy\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' \
-  "$HP" >"$WORK/prom.yml"
-prometheus --config.file="$WORK/prom.yml" --storage.tsdb.path="$WORK/tsdb" \
-  --web.listen-address="127.0.0.1:$PP" >"$WORK/prometheus.log" 2>&1 &
-PROM_PID=$!
-# q EXPR: the value of an instant query's first sample, "" when none
-q() {
-  curl -s --get "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1" 2>/dev/null |
-    python3 -c 'import json,sys
-try: r=json.load(sys.stdin)["data"]["result"]
-except Exception: r=[]
-print(r[0]["value"][1] if r else "")'
-}
+prometheus_start "$HP"
 prom_agrees() {
-  [ "$(q 'sum(gate_proxy_redelivered_records)')" = 3500 ] &&
-    [ "$(q 'sum(gate_proxy_redelivery_lost_offsets)')" = 500 ] &&
-    [ "$(q 'sum(gate_proxy_redelivery_remaining_offsets)')" = 0 ]
+  [ "$(prom_q 'sum(gate_proxy_redelivered_records)')" = 3500 ] &&
+    [ "$(prom_q 'sum(gate_proxy_redelivery_lost_offsets)')" = 500 ] &&
+    [ "$(prom_q 'sum(gate_proxy_redelivery_remaining_offsets)')" = 0 ]
 }
 wait_for "Prometheus to read sent=3500 lost=500 remaining=0" 60 prom_agrees
-say "Prometheus: sent $(q 'sum(gate_proxy_redelivered_records)') lost $(q 'sum(gate_proxy_redelivery_lost_offsets)') remaining $(q 'sum(gate_proxy_redelivery_remaining_offsets)')"
-kill "$PROM_PID" 2>/dev/null
-wait "$PROM_PID" 2>/dev/null || true
-PROM_PID=""
+say "Prometheus: sent $(prom_q 'sum(gate_proxy_redelivered_records)') lost $(prom_q 'sum(gate_proxy_redelivery_lost_offsets)') remaining $(prom_q 'sum(gate_proxy_redelivery_remaining_offsets)')"
+prometheus_stop
 stop_proxy
 # Green's records of the deleted offsets match no source record any more:
 # the survivor is judged against an empty aborted colour.

@@ -40,9 +40,6 @@ command -v curl >/dev/null || fail "curl is not installed"
 produce "$B" 500 0 --ts-start $BASE
 "$GP_BIN" init --control "$WORK/cm.json" >/dev/null
 "$GP_BIN" init --control "$WORK/cm-b.json" >/dev/null
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 declare -A PID=() HP=()
 for i in a0 a1 a1x a0x b0; do HP[$i]=$(free_port); done
 common=(gate.commit.interval.ms=100 "gate.group.id=$G")

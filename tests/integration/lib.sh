@@ -14,6 +14,7 @@ fi
 RUN_ID=$(date +%s%N | tail -c 9)$$
 WORK=$(mktemp -d "/tmp/gp-it.XXXXXX")
 PROXY_PID=""
+PROM_PID=""
 trap 'finish_test' EXIT
 
 # ON_EXIT: commands a test adds to run at exit, before the proxy is killed
@@ -22,6 +23,7 @@ ON_EXIT=""
 finish_test() {
   local rc=$?
   eval "$ON_EXIT" || true
+  prometheus_stop
   if [ -n "$PROXY_PID" ] && kill -0 "$PROXY_PID" 2>/dev/null; then
     kill -9 "$PROXY_PID" 2>/dev/null || true
   fi
@@ -150,6 +152,40 @@ wait_for() {
     fi
     sleep 0.2
   done
+}
+
+# free_port: a TCP port free on loopback
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# prometheus_start PORT: a real Prometheus (job gate-proxy) scraping
+# 127.0.0.1:PORT/metrics every second, at $PROM; stopped at exit
+prometheus_start() {
+  command -v prometheus >/dev/null || fail "prometheus is not installed (scripts/install-deps.sh test)"
+  local pp
+  pp=$(free_port)
+  printf 'global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: gate-proxy\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' \
+    "$1" >"$WORK/prom.yml"
+  prometheus --config.file="$WORK/prom.yml" --storage.tsdb.path="$WORK/tsdb" \
+    --web.listen-address="127.0.0.1:$pp" >"$WORK/prometheus.log" 2>&1 &
+  PROM_PID=$!
+  PROM=http://127.0.0.1:$pp
+}
+
+prometheus_stop() {
+  [ -n "$PROM_PID" ] || return 0
+  kill "$PROM_PID" 2>/dev/null || true
+  wait "$PROM_PID" 2>/dev/null || true
+  PROM_PID=""
+}
+
+# prom_q EXPR: the value of an instant query's first sample, "" when none
+# (or while Prometheus does not answer yet)
+prom_q() {
+  curl -s --get "$PROM/api/v1/query" --data-urlencode "query=$1" 2>/dev/null |
+    python3 -c 'import json,sys
+try: r=json.load(sys.stdin)["data"]["result"]
+except (ValueError, KeyError): r=[]
+print(r[0]["value"][1] if r else "")'
 }
 
 routed_is() { [ "$(routed)" -ge "$1" ]; }

@@ -40,11 +40,7 @@ esac
 
 S=gp-metrics-$RUN_ID
 BASE=1700000000000
-PROM_PID=""
-ON_EXIT='[ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null'
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 HP=$(free_port)
-PP=$(free_port)
 H=http://127.0.0.1:$HP
 code() { curl -s -o "$WORK/body" -w '%{http_code}' -X "${2:-GET}" "$H$1"; }
 
@@ -71,26 +67,9 @@ promtool check metrics <"$WORK/scrape.txt" >"$WORK/promtool.txt" 2>&1 \
 say "promtool check metrics: passed ($(grep -c '^# TYPE' "$WORK/scrape.txt") families)"
 
 # Prometheus, scraping every second.
-cat >"$WORK/prom.yml" <<EOF
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: gate-proxy
-    static_configs:
-      - targets: ["127.0.0.1:$HP"]
-EOF
 PROM_START=$(date +%s)
-prometheus --config.file="$WORK/prom.yml" --storage.tsdb.path="$WORK/tsdb" \
-  --web.listen-address="127.0.0.1:$PP" >"$WORK/prometheus.log" 2>&1 &
-PROM_PID=$!
-P=http://127.0.0.1:$PP
-# q EXPR: the value of an instant query's first sample, "" when none
-q() {
-  curl -s --get "$P/api/v1/query" --data-urlencode "query=$1" \
-    | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
-}
-scraped() { [ "$(q 'up{job="gate-proxy"}')" = 1 ]; }
+prometheus_start "$HP"
+scraped() { [ "$(prom_q 'up{job="gate-proxy"}')" = 1 ]; }
 wait_for "Prometheus to scrape the proxy" 60 scraped
 say "Prometheus $(prometheus --version 2>&1 | head -1 | cut -d' ' -f3) scrapes the proxy every second"
 
@@ -110,27 +89,27 @@ FOUND=$(grep -o "found [0-9]* in $S.blue, [0-9]* in $S.green, [0-9]* in the DLQ"
 read -r CB CG CD < <(sed -E 's/found ([0-9]+) in [^,]*, ([0-9]+) in [^,]*, ([0-9]+) in the DLQ/\1 \2 \3/' <<<"$FOUND")
 [ -n "$CB" ] || fail "no per-topic counts from gp-check: $(cat "$WORK/check.err")"
 counted() {
-  [ "$(q 'gate_proxy_records_routed_total{colour="blue"}')" = "$CB" ] &&
-    [ "$(q 'gate_proxy_records_routed_total{colour="green"}')" = "$CG" ] &&
-    [ "$(q 'sum(gate_proxy_records_dead_lettered_total)')" = "$CD" ]
+  [ "$(prom_q 'gate_proxy_records_routed_total{colour="blue"}')" = "$CB" ] &&
+    [ "$(prom_q 'gate_proxy_records_routed_total{colour="green"}')" = "$CG" ] &&
+    [ "$(prom_q 'sum(gate_proxy_records_dead_lettered_total)')" = "$CD" ]
 }
 wait_for "Prometheus's counters to equal gp-check's (blue $CB, green $CG, dlq $CD)" 30 counted
 say "Prometheus: routed blue=$CB green=$CG dead-lettered=$CD, as gp-check found"
 [ "$CD" -gt 0 ] || fail "no record went to the dead-letter topic (--bad-every 500)"
-BY=$(curl -s --get "$P/api/v1/query" --data-urlencode 'query=gate_proxy_records_dead_lettered_total > 0' \
+BY=$(curl -s --get "$PROM/api/v1/query" --data-urlencode 'query=gate_proxy_records_dead_lettered_total > 0' \
   | python3 -c 'import json,sys; print(" ".join(sorted("%s=%s" % (r["metric"]["reason"], r["value"][1]) for r in json.load(sys.stdin)["data"]["result"])))')
 [ -n "$BY" ] || fail "no dead-letter reason counted"
 say "Prometheus: dead-lettered by reason: $BY"
 for ph in steady split closed; do
-  [ "$(q "max_over_time(gate_proxy_phase{phase=\"$ph\"}[10m])")" = 1 ] \
+  [ "$(prom_q "max_over_time(gate_proxy_phase{phase=\"$ph\"}[10m])")" = 1 ] \
     || fail "the phase series never showed $ph"
 done
-[ "$(q 'gate_proxy_phase{phase="closed"}')" = 1 ] || fail "the phase is not closed at the end"
-[ "$(q 'gate_proxy_active_colour{colour="green"}')" = 1 ] || fail "green is not the active colour"
+[ "$(prom_q 'gate_proxy_phase{phase="closed"}')" = 1 ] || fail "the phase is not closed at the end"
+[ "$(prom_q 'gate_proxy_active_colour{colour="green"}')" = 1 ] || fail "green is not the active colour"
 say "Prometheus: the phase went steady -> split -> closed; green active; T=$T"
 # Every query of the dashboard (deploy/grafana/gate-proxy.json) returns data.
 dashboard_ok() {
-  python3 - "$(dirname "$0")/../../deploy/grafana/gate-proxy.json" "$P" >"$WORK/dash.txt" <<'PY'
+  python3 - "$(dirname "$0")/../../deploy/grafana/gate-proxy.json" "$PROM" >"$WORK/dash.txt" <<'PY'
 import json, sys, urllib.parse, urllib.request
 d, base = json.load(open(sys.argv[1])), sys.argv[2]
 empty, n = [], 0
@@ -236,7 +215,7 @@ PNG_DIR=${GP_DASHBOARD_PNG:-$WORK/dashboard}
 closed_enough() { [ $(( ($(date +%s) - CLOSED_AT) * 5 )) -ge $(( $(date +%s) - PROM_START )) ]; }
 wait_for "the closed phase to span a fifth of the run" 120 closed_enough
 png_t0=$(date +%s%N)
-"$PLOT_PY" "$REPO/scripts/dashboard-png.py" --prometheus "$P" --start "$PROM_START" \
+"$PLOT_PY" "$REPO/scripts/dashboard-png.py" --prometheus "$PROM" --start "$PROM_START" \
   --end "$(date +%s)" --out "$PNG_DIR" --require-data >"$WORK/png.txt" 2>&1 \
   || { cat "$WORK/png.txt"; fail "scripts/dashboard-png.py failed"; }
 png_ms=$(( ($(date +%s%N) - png_t0) / 1000000 ))
@@ -310,7 +289,5 @@ wait_for "/readyz 200 after the restart" 30 ready
 [ "$(key gate-proxy.count.blue)" = "$BLUE_MAP" ] || fail "the map's blue count moved across the restart"
 stop_proxy
 say "restarted: /metrics counts from 0, the map keeps count.blue=$BLUE_MAP"
-kill "$PROM_PID" 2>/dev/null
-wait "$PROM_PID" 2>/dev/null || true
-PROM_PID=""
+prometheus_stop
 say "PASS"

@@ -39,7 +39,6 @@ RATE=2000
 STOP_S=10 # > kafka.session.timeout.ms (6 s, lib.sh) and transaction.timeout.ms (5 s)
 "$GP_ADMIN" --bootstrap "$GP_BOOTSTRAP" create "$S" $PARTS >/dev/null
 "$GP_BIN" init --control "$WORK/cm.json" >/dev/null
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 declare -A PORT=()
 for i in $(seq 0 $((MAX - 1))); do
   PORT[$i]=$(free_port)
