@@ -21,23 +21,38 @@
 #               broker restarts, on its own broker (tests/soak.sh says more)
 #   make dashboard-png  (not part of make test) redraws docs/dashboard/*.png:
 #               the Grafana dashboard's panels over a real cutover
+#   make librdkafka  (every target above runs it) librdkafka 2.14.2 from
+#               Debian's source package, built once into .cache/librdkafka
+#               (scripts/build-librdkafka.sh); LIBRDKAFKA=system builds
+#               against the system's instead, where group mode needs 2.10.0
 BUILD ?= build
+LIBRDKAFKA ?= debian-source
 
-.PHONY: all build demo image install test e2e build-test unit soak bench config-docs dashboard-png format clean
+.PHONY: all build demo image install test e2e build-test unit soak bench config-docs dashboard-png format clean librdkafka
 
 all: build
 
-build:
+ifeq ($(LIBRDKAFKA),system)
+RDKAFKA_FLAG := -DGP_LIBRDKAFKA=
+librdkafka:
+	@scripts/install-deps.sh system-librdkafka
+else
+RDKAFKA_FLAG = -DGP_LIBRDKAFKA=$(shell scripts/build-librdkafka.sh prefix)
+librdkafka:
 	@scripts/install-deps.sh build
+	@scripts/build-librdkafka.sh
+endif
+
+build: librdkafka
 	@cmake -S . -B $(BUILD)/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DBUILD_TESTING=OFF >/dev/null
+		-DBUILD_TESTING=OFF $(RDKAFKA_FLAG) >/dev/null
 	@cmake --build $(BUILD)/release
 
 demo: build
 	$(BUILD)/release/gate-proxy demo
 
 # deploy/Containerfile on an mmdebstrap root filesystem (scripts/image.sh).
-image:
+image: librdkafka
 	@scripts/install-deps.sh image
 	@GP_IMAGE_BUILD=$(abspath $(BUILD))/image scripts/image.sh build
 
@@ -46,9 +61,9 @@ PREFIX ?= /usr/local
 install: build
 	@cmake --install $(BUILD)/release --prefix $(PREFIX)
 
-build-test:
+build-test: librdkafka
 	@scripts/install-deps.sh test
-	@cmake -S . -B $(BUILD)/test -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	@cmake -S . -B $(BUILD)/test -G Ninja -DCMAKE_BUILD_TYPE=Debug $(RDKAFKA_FLAG) \
 		-DGP_SANITIZE="address,undefined" -DGP_WERROR=ON -DGP_TEST_HOOKS=ON >/dev/null
 	@cmake --build $(BUILD)/test
 
@@ -67,9 +82,9 @@ soak: build-test
 	tests/soak.sh $(BUILD)/test
 
 # The benchmark, on an optimised build with the test tools.
-bench:
+bench: librdkafka
 	@scripts/install-deps.sh bench
-	@cmake -S . -B $(BUILD)/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD)/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(RDKAFKA_FLAG) >/dev/null
 	@cmake --build $(BUILD)/bench
 	bench/run.sh $(BUILD)/bench
 	bench/cost.sh $(BUILD)/bench
@@ -89,9 +104,9 @@ config-docs: build
 # broker, its Prometheus drawn by scripts/dashboard-png.py. A build without
 # sanitizers, whose memory would be in the plots; KAFKA_VERSION=4 for 4.x.
 dashboard-png: export KAFKA_VERSION := $(or $(KAFKA_VERSION),3.9)
-dashboard-png:
+dashboard-png: librdkafka
 	@scripts/install-deps.sh test
-	@cmake -S . -B $(BUILD)/docs -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD)/docs -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(RDKAFKA_FLAG) >/dev/null
 	@cmake --build $(BUILD)/docs
 	tests/kafka/broker.sh start
 	rm -f docs/dashboard/*.png

@@ -1,7 +1,7 @@
 /* bench/passthrough.c: gp-passthrough, the limit gate-proxy is measured
  * against: librdkafka's exactly-once consume -> produce -> commit loop with
  * gate-proxy's settings (assigned partitions, read_committed, batches of
- * 1024, its bounded queues and fetch wake-up from proxy/loop/fetchwake.h, a
+ * 1024, its bounded queues (gp_bounded_defaults), a
  * transaction every --commit-interval-ms or --commit-records) and
  * no gate: no event time, no routing, no checkpoint. Record p/offset of
  * SOURCE goes to partition p of DEST, key, value, headers and timestamp
@@ -25,7 +25,6 @@
 #include <librdkafka/rdkafka.h>
 
 #include "proxy/conf/conf.h"
-#include "proxy/loop/fetchwake.h"
 
 #define BATCH 1024
 #define TMO   30000
@@ -74,8 +73,14 @@ int main(int argc, char **argv) {
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
-        for (const gp_kafka_default_t *d = gp_bounded_defaults; d->key; d++)
-                set(!strcmp(d->role, "producer") ? pc : cc, d->key, d->value);
+        /* As gate-proxy: a default the loaded librdkafka does not know is
+         * left out. */
+        for (const gp_kafka_default_t *d = gp_bounded_defaults; d->key; d++) {
+                rd_kafka_conf_t *c = !strcmp(d->role, "producer") ? pc : cc;
+                size_t sz = 0;
+                if (rd_kafka_conf_get(c, d->key, NULL, &sz) != RD_KAFKA_CONF_UNKNOWN)
+                        set(c, d->key, d->value);
+        }
         int o;
         while ((o = getopt_long(argc, argv, "X:h", opts, NULL)) != -1) {
                 char *eq;
@@ -170,8 +175,6 @@ int main(int argc, char **argv) {
         for (int i = 0; i < np; i++)
                 pos[i] = l->elems[i].offset;
         rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(cons);
-        gp_fetchwake_t *wake = gp_fetchwake_new(cons, q);
-        gp_fetchwake_assigned(wake, l);
         rd_kafka_topic_partition_list_destroy(l);
         if (eos)
                 check("init_transactions", rd_kafka_init_transactions(prod, TMO));
@@ -191,7 +194,6 @@ int main(int argc, char **argv) {
                         ssize_t got = rd_kafka_consume_batch_queue(
                                 q, (int)(left < 5 ? left : 5), msgs,
                                 want < BATCH ? want : BATCH);
-                        gp_fetchwake_after(wake, msgs, got);
                         for (ssize_t i = 0; i < got; i++) {
                                 rd_kafka_message_t *m = msgs[i];
                                 if (m->err) {
@@ -243,7 +245,6 @@ int main(int argc, char **argv) {
         }
         fprintf(stderr, "gp-passthrough: %" PRIu64 " records\n", total);
         rd_kafka_consumer_group_metadata_destroy(cgmd);
-        gp_fetchwake_destroy(wake);
         rd_kafka_queue_destroy(q);
         rd_kafka_topic_destroy(out);
         rd_kafka_consumer_close(cons);

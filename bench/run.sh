@@ -41,6 +41,9 @@
 #                     spread of each build's own rounds (an A/B check:
 #                     BENCH_CONTENDERS="proxy_eos proxy_eos_base proxy_alo
 #                     proxy_alo_base" BENCH_SCALING=0)
+#   BENCH_BASE_PASS   the passthrough of that base build: the contender
+#                     limit_base runs it (for example both built against
+#                     another librdkafka: bench/librdkafka-ab.sh)
 #   BENCH_OUT         where the figures go [bench/results]
 #   GP_KAFKA_PORT, KAFKA_VERSION  as for tests/kafka/broker.sh
 #
@@ -219,11 +222,11 @@ run_proxy() {
   echo "$res"
 }
 
-run_passthrough() { # NAME SRC
-  local parts
+run_passthrough() { # NAME SRC [PASSTHROUGH]
+  local parts pass=${3:-$PASS}
   parts=$("$ADMIN" --bootstrap "$B" partitions "$2")
   "$ADMIN" --bootstrap "$B" create "$2.$1.out" "$parts" >/dev/null
-  "$PASS" --bootstrap "$B" --source "$2" --dest "$2.$1.out" --group "$1" \
+  "$pass" --bootstrap "$B" --source "$2" --dest "$2.$1.out" --group "$1" \
     --commit-records 1000000 --commit-interval-ms $COMMIT_MS 2>>"$WORK/$1.log" &
   local pid=$!
   PIDS+=($pid)
@@ -367,6 +370,8 @@ for size in $SIZES; do
         proxy_alo_base) res=$(PROXY_BIN=${BENCH_BASE_BIN:?proxy_alo_base needs BENCH_BASE_BIN} \
                                run_proxy "$name" "$src" at-least-once 0) ;;
         limit)       res=$(run_passthrough "$name" "$src") ;;
+        limit_base)  res=$(run_passthrough "$name" "$src" \
+                             "${BENCH_BASE_PASS:?limit_base needs BENCH_BASE_PASS}") ;;
         streams_eos) res=$(run_streams "$name" "$src") ;;
         kcat)        res=$(run_kcat "$name" "$src") ;;
       esac

@@ -23,7 +23,7 @@ GOALS = {"ratio_limit": (0.95, "above"), "ratio_peer": (1.0, "above"),
          "rss_mb": (30.0, "below")}
 RSS_GOAL_MB = 30.0
 # An A/B run (bench/run.sh, BENCH_BASE_BIN): the same contenders on a base build.
-BASE = ["proxy_eos_base", "proxy_alo_base"]
+BASE = ["proxy_eos_base", "proxy_alo_base", "limit_base"]
 LABELS = {"proxy_eos": "gate-proxy, exactly-once (cutover half-way)",
           "proxy_eos_metrics": "the same, /metrics scraped every second",
           "proxy_alo": "gate-proxy, at-least-once",
@@ -31,7 +31,8 @@ LABELS = {"proxy_eos": "gate-proxy, exactly-once (cutover half-way)",
           "streams_eos": "Kafka Streams, exactly_once_v2 (the peer)",
           "kcat": "kcat consume piped to kcat produce, at-least-once",
           "proxy_eos_base": "base build: gate-proxy, exactly-once (cutover half-way)",
-          "proxy_alo_base": "base build: gate-proxy, at-least-once"}
+          "proxy_alo_base": "base build: gate-proxy, at-least-once",
+          "limit_base": "base build: librdkafka passthrough, exactly-once"}
 
 
 def parse(path):
@@ -247,9 +248,9 @@ def ab(main_rows, sizes):
     that spread is a slowdown the noise does not explain."""
     lines = []
     for s in sizes:
-        for mode in ("eos", "alo"):
-            this = {kv.get("round"): num(kv, "rate") for c, kv in main_rows[s] if c == f"proxy_{mode}"}
-            base = {kv.get("round"): num(kv, "rate") for c, kv in main_rows[s] if c == f"proxy_{mode}_base"}
+        for mode, name in (("eos", "proxy_eos"), ("alo", "proxy_alo"), ("limit", "limit")):
+            this = {kv.get("round"): num(kv, "rate") for c, kv in main_rows[s] if c == name}
+            base = {kv.get("round"): num(kv, "rate") for c, kv in main_rows[s] if c == f"{name}_base"}
             rounds = sorted(set(this) & set(base), key=int)
             if not rounds:
                 continue

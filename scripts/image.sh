@@ -6,7 +6,8 @@
 #      links, ca-certificates and the user gate-proxy (uid and gid 10001);
 #      kept in .cache/image/ under a key of its inputs, so it is made once;
 #   2. the binary: a RelWithDebInfo build of this tree on this Debian 12 (the
-#      ABI of the root filesystem's libraries), reproducible: SOURCE_DATE_EPOCH
+#      ABI of the root filesystem's libraries), with the librdkafka that
+#      scripts/build-librdkafka.sh builds linked in, reproducible: SOURCE_DATE_EPOCH
 #      is the commit's time and the source and build paths are mapped away,
 #      so the same sources give the same bytes wherever they are built;
 #   3. the image: podman builds deploy/Containerfile on the two, with the
@@ -27,10 +28,12 @@ cache=$top/.cache/image
 bdir=${GP_IMAGE_BUILD:-$top/build/image}
 version=$(sed -n 's/^project(gate-proxy VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")
 name=localhost/gate-proxy:$version
-# What the binary links (CMakeLists.txt: rdkafka, libcjson, libcurl,
-# yaml-0.1, libmicrohttpd), and the CA roots for TLS to the brokers and
-# the API server.
-runtime=(librdkafka1 libcjson1 libcurl4 libyaml-0-2 libmicrohttpd12 ca-certificates)
+# What the binary links (CMakeLists.txt: libcjson, libcurl, yaml-0.1,
+# libmicrohttpd, and what its librdkafka was built with: OpenSSL, Cyrus
+# SASL with its Kerberos plugin for GSSAPI, zstd, lz4, zlib), and the CA
+# roots for TLS to the brokers and the API server.
+runtime=(libcjson1 libcurl4 libyaml-0-2 libmicrohttpd12 libssl3 libsasl2-2
+         libsasl2-modules-gssapi-mit libzstd1 liblz4-1 zlib1g ca-certificates)
 
 say() { printf '[%s] image: %s\n' "$(date +%T)" "$*" >&2; }
 
@@ -125,8 +128,10 @@ binary() {
   # The last matching map wins, so the build directory (which may lie in
   # the tree) is mapped before the tree's own prefix is.
   local flags="-ffile-prefix-map=$top=/src -ffile-prefix-map=$dir=/build"
+  "$top/scripts/build-librdkafka.sh"
   SOURCE_DATE_EPOCH=$(commit_time) cmake -S "$top" -B "$dir" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF \
+    "-DGP_LIBRDKAFKA=$("$top/scripts/build-librdkafka.sh" prefix)" \
     "-DCMAKE_C_FLAGS=$flags" >/dev/null
   SOURCE_DATE_EPOCH=$(commit_time) cmake --build "$dir" --target gate-proxy >/dev/null
   echo "$dir/gate-proxy"

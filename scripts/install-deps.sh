@@ -8,13 +8,22 @@
 #                                   mmdebstrap, podman and runc for the image)
 #   scripts/install-deps.sh image   the build set and what make image needs
 #   scripts/install-deps.sh bench   the test set and valgrind (bench/cost.sh)
+#   scripts/install-deps.sh system-librdkafka   the build set and Debian's
+#                                   librdkafka-dev (make LIBRDKAFKA=system)
 # Idempotent: with everything present it only checks, and needs no network.
 set -euo pipefail
 
 what=${1:-build}
-pkgs=(build-essential cmake ninja-build pkg-config
-      librdkafka-dev libcjson-dev libcurl4-openssl-dev libyaml-dev libavro-dev
-      libmicrohttpd-dev)
+# librdkafka is built from Debian's source package (scripts/build-librdkafka.sh):
+# apt-get source and dpkg-source, and the libraries its features need.
+pkgs=(build-essential cmake ninja-build pkg-config dpkg-dev patch
+      libcjson-dev libcurl4-openssl-dev libyaml-dev libavro-dev libmicrohttpd-dev
+      libssl-dev libsasl2-dev libzstd-dev liblz4-dev zlib1g-dev)
+# make LIBRDKAFKA=system, and the test that builds against Debian 12's own
+# librdkafka (integration.old_librdkafka).
+if [ "$what" = system-librdkafka ] || [ "$what" = test ] || [ "$what" = bench ]; then
+  pkgs+=(librdkafka-dev)
+fi
 if [ "$what" = test ] || [ "$what" = bench ]; then
   pkgs+=(libcriterion-dev clang libclang-rt-14-dev clang-format-14 kcat default-jdk-headless maven prometheus
         python3-matplotlib)

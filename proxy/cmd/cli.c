@@ -22,6 +22,7 @@
 #include "proxy/cmd/handover.h"
 #include "proxy/base/log.h"
 #include "proxy/obs/endpoints.h"
+#include "proxy/loop/kafka_clients.h"
 #include "proxy/loop/proxy.h"
 
 #define VERSION GP_VERSION
@@ -288,7 +289,7 @@ static int cmd_run(int argc, char **argv) {
                 goto fail;
         gp_log_set_level(conf.log_level);
         gp_log_set_format(!strcmp(conf.log_format, "json"), conf.pipeline);
-        /* The threads gp_proxy_new starts (watch, fetch wake-up; librdkafka
+        /* The threads gp_proxy_new starts (watch, drain check; librdkafka
          * blocks signals in its own) inherit a mask with SIGTERM and SIGINT
          * blocked, so both reach this thread's handler only. A write to a
          * closed socket is an error return, never SIGPIPE. */
@@ -512,7 +513,9 @@ int gp_cli_main(int argc, char **argv) {
         if (!strcmp(cmd, "--version")) {
                 /* The librdkafka that is loaded, not the one compiled
                  * against: what an image or a host really runs. */
-                printf("gate-proxy %s (librdkafka %s)\n", VERSION, rd_kafka_version_str());
+                char features[512];
+                printf("gate-proxy %s (librdkafka %s)\nlibrdkafka features: %s\n", VERSION,
+                       rd_kafka_version_str(), gp_rdkafka_features(features, sizeof features));
                 return 0;
         }
         if (!strcmp(cmd, "--list-config")) {

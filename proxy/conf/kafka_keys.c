@@ -63,10 +63,13 @@ const gp_kafka_key_t gp_kafka_keys[] = {
 
         /* Bounded: the consumer's prefetch: about 10,000 records or 4 MiB,
          * in responses of at most 1 MiB (each holds its records' memory
-         * until the last of them is read). */
+         * until the last of them is read). A partition whose queue is
+         * full is looked at again after fetch.queue.backoff.ms (1 s by
+         * default), long after a queue this small has drained: 10 ms. */
         {"consumer", "queued.min.messages", "10000", GP_KAFKA_BOUNDED, NULL, NULL},
         {"consumer", "queued.max.messages.kbytes", "4096", GP_KAFKA_BOUNDED, NULL, NULL},
         {"consumer", "fetch.max.bytes", "1048576", GP_KAFKA_BOUNDED, NULL, NULL},
+        {"consumer", "fetch.queue.backoff.ms", "10", GP_KAFKA_BOUNDED, NULL, NULL},
         /* The producer's queue: 10,000 records or 4 MiB, in batches of at
          * most 256 KiB per partition: batches of librdkafka's 1 MB would
          * seldom fill from a queue this small, and a batch that waits for

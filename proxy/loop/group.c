@@ -147,13 +147,6 @@ static void after_change(gp_proxy_t *p) {
                 gp_error("out of memory after a rebalance");
         if (!p->n_pptrs)
                 p->gate_known = false;
-        if (!p->closing) {
-                rd_kafka_topic_partition_list_t *l = gp_topics_owned(p);
-                if (l) {
-                        gp_fetchwake_assigned(p->wake, l);
-                        rd_kafka_topic_partition_list_destroy(l);
-                }
-        }
         pthread_mutex_lock(&p->lock);
         p->stats.partitions = (int)p->n_pptrs;
         pthread_mutex_unlock(&p->lock);

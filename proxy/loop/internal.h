@@ -32,7 +32,6 @@
 #include "proxy/control/ctl.h"
 #include "proxy/loop/agreer.h"
 #include "proxy/loop/drainer.h"
-#include "proxy/loop/fetchwake.h"
 #include "proxy/loop/members.h"
 #include "proxy/loop/proxy.h"
 #include "proxy/schema/registry.h"
@@ -107,7 +106,6 @@ struct gp_proxy {
         int n_hold;           /* partitions held for a schema (gp_pslot_t.hold) */
         rd_kafka_t *prod, *cons;
         rd_kafka_queue_t *queue;
-        gp_fetchwake_t *wake; /* NULL: librdkafka's own fetch pacing */
         rd_kafka_consumer_group_metadata_t *cgmd;
         rd_kafka_topic_t *dlq;
         int dlq_n;

@@ -64,6 +64,11 @@ rd_kafka_conf_t *gp_client_conf(const gp_conf_t *conf, const char *role, gp_err_
                     (!strcmp(d->key, "fetch.max.bytes") &&
                      gp_client_user_set(conf, role, "message.max.bytes")))
                         continue;
+                /* A default the loaded librdkafka does not know is left out
+                 * (fetch.queue.backoff.ms came in 2.2.0). */
+                size_t sz = 0;
+                if (rd_kafka_conf_get(kc, d->key, NULL, &sz) == RD_KAFKA_CONF_UNKNOWN)
+                        continue;
                 gp_client_set(kc, d->key, d->value, err, &bad);
         }
         for (int i = 0; i < conf->n_kafka && !bad; i++) {
@@ -104,4 +109,28 @@ int gp_client_partitions(rd_kafka_t *rk, const char *topic, int wait_ms) {
         if (rkt)
                 rd_kafka_topic_destroy(rkt);
         return n;
+}
+
+bool gp_rdkafka_group_ok(int v, const char *v_str, char *buf, size_t n) {
+        if (v >= GP_RDKAFKA_GROUP_MIN)
+                return true;
+        snprintf(buf, n,
+                 "gate.membership=group needs librdkafka %d.%d.%d or later, and this "
+                 "gate-proxy "
+                 "runs on librdkafka %s, whose cooperative rebalances can stall or lose an "
+                 "assignment (docs/DESIGN.md, librdkafka); build gate-proxy with its own "
+                 "librdkafka (make librdkafka, then make), or use gate.membership=assign",
+                 GP_RDKAFKA_GROUP_MIN >> 24, (GP_RDKAFKA_GROUP_MIN >> 16) & 0xff,
+                 (GP_RDKAFKA_GROUP_MIN >> 8) & 0xff, v_str);
+        return false;
+}
+
+const char *gp_rdkafka_features(char *buf, size_t n) {
+        rd_kafka_conf_t *kc = rd_kafka_conf_new();
+        size_t len = n;
+        if (!kc || rd_kafka_conf_get(kc, "builtin.features", buf, &len) != RD_KAFKA_CONF_OK)
+                snprintf(buf, n, "?");
+        if (kc)
+                rd_kafka_conf_destroy(kc);
+        return buf;
 }

@@ -1,11 +1,14 @@
 /* proxy/loop/kafka_clients.h: librdkafka client configuration from gate-proxy's
  * configuration: kafka.X for every client, kafka.producer.X and
  * kafka.consumer.X for one role, over gate-proxy's bounded queues
- * (gp_bounded_defaults); and the log callback every client uses. */
+ * (gp_bounded_defaults); the log callback every client uses; and what the
+ * loaded librdkafka is (its version, its features, whether group mode may
+ * run on it). */
 #ifndef GP_PROXY_LOOP_KAFKA_CLIENTS_H
 #define GP_PROXY_LOOP_KAFKA_CLIENTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <librdkafka/rdkafka.h>
 
@@ -28,5 +31,17 @@ long long gp_client_conf_ll(rd_kafka_conf_t *kc, const char *key);
 /* The partitions of topic now (a metadata request, at most wait_ms), or
  * -1. */
 int gp_client_partitions(rd_kafka_t *rk, const char *topic, int wait_ms);
+
+/* The first librdkafka release whose cooperative rebalances
+ * gate.membership=group relies on (docs/DESIGN.md, librdkafka): 2.10.0, in
+ * rd_kafka_version()'s form (0xMMmmrrpp, pp 0xff for a release). */
+#define GP_RDKAFKA_GROUP_MIN 0x020a00ff
+
+/* May gate.membership=group run on librdkafka version v (rd_kafka_version()'s
+ * form)? When not, why into buf: the version found, the one needed, and
+ * how to get it. */
+bool gp_rdkafka_group_ok(int v, const char *v_str, char *buf, size_t n);
+/* The loaded librdkafka's builtin.features ("?" when it cannot say). */
+const char *gp_rdkafka_features(char *buf, size_t n);
 
 #endif

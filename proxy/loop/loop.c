@@ -525,7 +525,6 @@ static gp_txres_t window(gp_proxy_t *p, task_t *tasks, size_t n_tasks,
                 ssize_t got = rd_kafka_consume_batch_queue(
                         p->queue, (int)(left < GP_WAIT_MS ? left : GP_WAIT_MS), msgs,
                         want < BATCH ? want : BATCH);
-                gp_fetchwake_after(p->wake, msgs, got);
                 if (p->group && (p->rb_ended || p->rb_exit)) {
                         /* A rebalance inside the read committed or aborted
                          * the window (group.c), whatever it moved. */
@@ -853,8 +852,7 @@ int gp_proxy_run(gp_proxy_t *p) {
                         gp_warn("the last status and decisions were not written to %s "
                                 "within %d s",
                                 gp_ctl_describe(p->ctl), FLUSH_MS / 1000);
-                gp_info("stopped after %" PRIu64 " transactions (%" PRIu64 " fetch wake-ups)",
-                        p->stats.txns, gp_fetchwake_count(p->wake));
+                gp_info("stopped after %" PRIu64 " transactions", p->stats.txns);
         }
         return code;
 }

@@ -41,7 +41,6 @@ gp_errcode_t gp_assign_all(gp_proxy_t *p, gp_err_t *err) {
                                   injected ? "failed by GP_FAULT_FAIL=assign"
                                            : rd_kafka_err2str(e));
         }
-        gp_fetchwake_assigned(p->wake, l);
         gp_record_hold_again(p);
         rd_kafka_topic_partition_list_destroy(l);
         return GP_OK;

@@ -4,7 +4,7 @@
  * creating topics by looking them up), the consumer (assigned, or a
  * member of the group with gate.membership=group; read_committed, offsets
  * only with the records), and the threads beside
- * the loop (fetch wake-up, drain check, status writer). */
+ * the loop (drain check, status writer). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -94,6 +94,11 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
         p->eos = conf->delivery == GP_DELIVERY_EOS;
         p->group = conf->membership == GP_MEMBER_GROUP;
         p->dv = p->eos ? &gp_delivery_eos : &gp_delivery_alo;
+        if (p->group &&
+            !gp_rdkafka_group_ok(rd_kafka_version(), rd_kafka_version_str(), e2, sizeof e2)) {
+                gp_err_set(err, GP_ERR_INVALID, "%s", e2);
+                goto fail;
+        }
         p->gconf = (gp_gate_conf_t){
                 .out_of_orderness_ms = conf->out_of_orderness_ms,
                 .idle_ms = conf->idle_ms,
@@ -212,9 +217,6 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
         }
         rd_kafka_poll_set_consumer(p->cons);
         p->queue = rd_kafka_queue_get_consumer(p->cons);
-        if (!(p->wake = gp_fetchwake_new(p->cons, p->queue)))
-                gp_warn("fetch wake-up: no thread; the consumer may pause up to 1 s between "
-                        "refills of its queue");
 
         /* Beside the loop: the drain check and the writes to the map. */
         gp_err_clear(err);
@@ -280,7 +282,6 @@ void gp_proxy_destroy(gp_proxy_t *p) {
                 rd_kafka_topic_destroy(p->dlq);
         gp_registry_destroy(p->reg);
         gp_avro_free(&p->avro_local);
-        gp_fetchwake_destroy(p->wake);
         if (p->queue)
                 rd_kafka_queue_destroy(p->queue);
         if (p->cgmd)
@@ -290,24 +291,6 @@ void gp_proxy_destroy(gp_proxy_t *p) {
                  * causes only unassigns (the last window is committed, or
                  * was never to be). */
                 p->closing = true;
-                /* librdkafka before 2.3.0 trips an assertion when a
-                 * cooperative-sticky consumer is destroyed before its first
-                 * assignment (confluentinc/librdkafka#4381, the assignor's
-                 * state is NULL): a member stopped that early waits for
-                 * it (the group's rebalance, bounded by the session
-                 * timeout of a member that died before it). */
-                if (p->group && p->subscribed && !p->assigned &&
-                    rd_kafka_version() < 0x020300ff) {
-                        gp_info("waiting for the group's first assignment before leaving the "
-                                "group (librdkafka %s, #4381)",
-                                rd_kafka_version_str());
-                        int64_t end = gp_mono_ms() + GP_GROUP_SESSION_TIMEOUT_MS + 15000;
-                        while (!p->assigned && gp_mono_ms() < end) {
-                                rd_kafka_message_t *m = rd_kafka_consumer_poll(p->cons, 100);
-                                if (m)
-                                        rd_kafka_message_destroy(m);
-                        }
-                }
                 rd_kafka_consumer_close(p->cons);
                 rd_kafka_destroy(p->cons);
         }

@@ -31,7 +31,9 @@ stage() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"
 
 # --version names the librdkafka the process has loaded
 expect 0 "^gate-proxy [0-9.]* (librdkafka [0-9][0-9.]*)$" "$GP_BIN" --version
-say "--version: $(cat "$W/out")"
+grep -q "^librdkafka features: .*ssl.*sasl_scram.*sasl_oauthbearer" "$W/out" \
+  || { cat "$W/out"; fail "--version does not list librdkafka's features"; }
+say "--version: $(tr '\n' ' ' <"$W/out")"
 
 # abort with nothing to abort
 expect 1 "no transition in progress (stage RUNNING, blue active): nothing to abort" \

@@ -38,8 +38,11 @@ say "sha256 $A twice"
 # The image's files, for its package versions and the chroot run
 MNT=$(podman image mount "$IMG")
 ON_EXIT="podman image unmount $IMG >/dev/null 2>&1;"
-RDK=$(dpkg-query --admindir="$MNT/var/lib/dpkg" -W -f='${Version}' librdkafka1)
-RDK=${RDK%%-*}
+# The librdkafka linked into the binary: the one scripts/build-librdkafka.sh
+# builds (none comes from the image's packages).
+RDK=$(sed -n 's/^VERSION=//p' "$TOP/scripts/build-librdkafka.sh")
+! dpkg-query --admindir="$MNT/var/lib/dpkg" -W librdkafka1 >/dev/null 2>&1 \
+  || fail "the image carries Debian's librdkafka1 package; the binary links its own"
 
 # Writable by uid 10001: the control file's directory (the proxy replaces
 # the file by a new one there); the configuration stays root's, read-only.
@@ -88,9 +91,10 @@ if [ "$RUN" = chroot ]; then
   "${IN_CHROOT[@]}" /usr/local/bin/gate-proxy --version >"$WORK/version" \
     || fail "gate-proxy --version in the image's root filesystem"
 fi
-grep -qx "gate-proxy [0-9.]* (librdkafka $RDK)" "$WORK/version" \
+grep -qx "gate-proxy [0-9.]* (librdkafka $RDK)" "$WORK/version" &&
+  grep -q "^librdkafka features: .*sasl_scram.*zstd.*sasl_oauthbearer.*oidc" "$WORK/version" \
   || fail "--version does not name the image's librdkafka $RDK: $(cat "$WORK/version")"
-say "--version ($RUN): $(cat "$WORK/version")"
+say "--version ($RUN): $(tr '\n' ' ' <"$WORK/version")"
 
 S=gp-image-$RUN_ID
 BASE=1700000000000

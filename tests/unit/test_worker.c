@@ -1,6 +1,6 @@
 /* tests/unit/test_worker.c: os/worker.c, the side-thread plumbing of the
  * members view, the agreement, the drain check, the status writer, the
- * schema registry's fetch thread, the fetch wake-up and the ConfigMap
+ * schema registry's fetch thread and the ConfigMap
  * watch. A wake reaches the thread, a timed wait ends on time and no
  * sooner, a wake ends it early, stop joins the thread (and is fine twice,
  * or without a start). Bounds are loose: the test build runs under the
