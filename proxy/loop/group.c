@@ -116,11 +116,11 @@ static void end_window(gp_proxy_t *p, bool lost, rd_kafka_topic_partition_list_t
         /* Every rebalance, even one that moves nothing of this member's,
          * ends the batch being read: the loop drops it and seeks every
          * owned partition to its committed position (gp_rewind). The
-         * consumer pauses and resumes the whole assignment around each
-         * rebalance callback; librdkafka before 2.1.0 resumes at the
-         * position of records its batch read had taken and then dropped as
-         * outdated, so a partition that did not move would go on past
-         * records never handed over (docs/DESIGN.md, Scale-out). */
+         * callback runs inside the batch read, and the records that read
+         * returns after it move the consumer's position past themselves
+         * though the loop drops them unrouted, so without the seek a
+         * partition that did not move would go on past records never
+         * handed over (docs/DESIGN.md, Scale-out). */
         p->rb_ended = true;
         if (p->txn_begin < 0 && !p->need_commit)
                 return;
@@ -438,7 +438,6 @@ void gp_group_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                         rd_kafka_topic_partition_list_t *parts, void *opaque) {
         gp_proxy_t *p = opaque;
         (void)rk;
-        p->assigned = true;
         pthread_mutex_lock(&p->lock);
         p->stats.rebalances[err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS ? 0
                             : rd_kafka_assignment_lost(p->cons)         ? 2

@@ -147,12 +147,10 @@ struct gp_proxy {
         uint32_t avsc_fp;             /* gp_fp_bytes of gate.avro.schema's text; 0: none */
         int refused;                  /* a refusal ends the loop: its exit code, 0: none */
         char refusal[GP_MEMBERS_WHY]; /* ... and why (gate-proxy.error) */
-        bool subscribed;              /* the consumer has subscribed (joins the group) */
         int64_t agree_since;          /* wall ms the open transition was seen, -1: none */
         char map_t_note[200];         /* gate-proxy.error: another T in the map */
         bool gate_known; /* gate holds committed decisions (false while nothing is owned) */
         bool closing;    /* the consumer is closing: a rebalance only unassigns */
-        bool assigned;   /* the group has given an assignment (maybe empty) */
         bool rb_ended;   /* a rebalance committed or aborted the open window */
         bool rb_rewound; /* ... and rewound: the batch being read is dropped */
         int rb_exit;     /* a rebalance failed: the exit code, 0: none */

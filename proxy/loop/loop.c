@@ -795,7 +795,6 @@ int gp_proxy_run(gp_proxy_t *p) {
                         gp_error("%s", err.msg);
                         return GP_EXIT_FATAL;
                 }
-                p->subscribed = true;
                 gp_members_joining(p->members);
         } else {
                 if (gp_restore(p, gp_ctl_current(p->ctl), &err)) {

@@ -25,8 +25,9 @@ Test(rdkafka, group_refused_below_2_10_0) {
         };
         for (size_t i = 0; i < sizeof old / sizeof old[0]; i++) {
                 cr_expect(!ok(old[i].v, old[i].s, buf, sizeof buf), "%s allowed", old[i].s);
-                cr_expect(strstr(buf, "gate.membership=group needs librdkafka 2.10.0 or later"),
-                          "%s", buf);
+                cr_expect(
+                        strstr(buf, "gate.membership=group needs librdkafka 2.10.0 or later"),
+                        "%s", buf);
                 char found[64];
                 snprintf(found, sizeof found, "runs on librdkafka %s,", old[i].s);
                 cr_expect(strstr(buf, found), "the version found is not named: %s", buf);
