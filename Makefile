@@ -8,7 +8,8 @@
 #               negative controls) on a Kafka 3.9 broker; prints the e2e: lines
 #   make bench  (not part of make test; make test only builds it) gate-proxy
 #               against the librdkafka limit, a Kafka Streams peer and kcat
-#               on a real broker; figures in bench/results (bench/run.sh)
+#               on a real broker; figures in bench/results (bench/run.sh);
+#               make bench-librdkafka: on 2.14.2 and the system's librdkafka
 #   make format rewrites the C sources as .clang-format has them (make test
 #               fails, before any broker starts, on a file that differs)
 #   make image  the container image localhost/gate-proxy:VERSION, from Debian's
@@ -28,7 +29,7 @@
 BUILD ?= build
 LIBRDKAFKA ?= debian-source
 
-.PHONY: all build demo image install test e2e build-test unit soak bench config-docs dashboard-png format clean librdkafka
+.PHONY: all build demo image install test e2e build-test unit soak bench bench-librdkafka config-docs dashboard-png format clean librdkafka
 
 all: build
 
@@ -88,6 +89,15 @@ bench: librdkafka
 	@cmake --build $(BUILD)/bench
 	bench/run.sh $(BUILD)/bench
 	bench/cost.sh $(BUILD)/bench
+
+# The same, on two librdkafkas in one interleaved run: this build (2.14.2)
+# against one linked with the system's (bench/librdkafka-ab.sh; BASE_COMMIT=
+# builds the base from that commit).
+bench-librdkafka: librdkafka
+	@scripts/install-deps.sh bench
+	@cmake -S . -B $(BUILD)/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(RDKAFKA_FLAG) >/dev/null
+	@cmake --build $(BUILD)/bench
+	bench/librdkafka-ab.sh $(BUILD)/bench
 
 # Rewrites the C sources as .clang-format has them (make test checks it).
 format:

@@ -24,14 +24,48 @@ export GP_SCALE_LINES=$build/scale-lines.txt
 export GP_INSTALL_LINES=$build/install-lines.txt
 : >"$GP_INSTALL_LINES"
 
+# Elapsed time at each step, so a slow step shows in the log.
+T0=$SECONDS
+step() { printf '== [%dm%02ds] %s\n' $(((SECONDS - T0) / 60)) $(((SECONDS - T0) % 60)) "$*"; }
+
+# The fixtures only the Kubernetes, Helm and Flink tests need, built in the
+# background at the lowest priority (once; cached in .cache): the real
+# kube-apiserver (a cold build compiles Kubernetes with Go, about 8
+# minutes), Helm from its Go module, and the Flink jobs (Maven; the first
+# build resolves the jars). The unit tests and every integration test that
+# needs none of them run meanwhile; the others run once they are built.
+step "building the kube-apiserver fixture, helm and the Flink jobs (in the background)"
+nice -n 19 "$top/tests/k8s/apiserver.sh" build >"$build/apiserver-build.log" 2>&1 &
+k8s_build=$!
+nice -n 19 "$top/tests/k8s/helm.sh" build >"$build/helm-build.log" 2>&1 &
+helm_build=$!
+nice -n 19 bash "$top/tests/flink/e2e.sh" build >"$build/flink-build.log" 2>&1 &
+flink_build=$!
+builds_waited=0
+wait_builds() { # the three builds done; a failure shows its log
+  [ $builds_waited = 0 ] || return 0
+  builds_waited=1
+  step "waiting for the fixture builds"
+  local what pid
+  for what in apiserver:$k8s_build helm:$helm_build flink:$flink_build; do
+    pid=${what#*:}
+    if ! wait "$pid"; then
+      echo "the ${what%%:*} build failed:" >&2
+      tail -n 30 "$build/${what%%:*}-build.log" >&2
+      failed=1
+    fi
+  done
+}
+trap 'kill $k8s_build $helm_build $flink_build 2>/dev/null || true' EXIT
+
 if [ "$label" = integration ]; then
-  # Fast checks first, and a stop on their failure before any broker,
-  # API server or Flink build starts: the layering, the format, then
-  # the unit and fuzz tests (about a minute in all).
-  echo "== lint and format"
+  # Fast checks first, and a stop on their failure before any broker
+  # starts: the layering, the format, then the unit and fuzz tests (about
+  # two minutes in all).
+  step "lint and format"
   bash "$top/tests/lint.sh" "$top" || failed=1
   bash "$top/tests/format.sh" check || failed=1
-  echo "== unit tests"
+  step "unit tests"
   (cd "$build" && ctest -L unit --output-on-failure -j2) || failed=1
   if [ $failed -ne 0 ]; then
     echo "make test: FAILED in lint, format or the unit tests; no broker was started" >&2
@@ -39,25 +73,12 @@ if [ "$label" = integration ]; then
   fi
 fi
 
-# The real kube-apiserver fixture (built once into .cache/k8s; the first
-# build compiles Kubernetes with Go and takes minutes).
-echo "== building the kube-apiserver test fixture (once)"
-"$top/tests/k8s/apiserver.sh" build || failed=1
-# Helm for the chart's test (built once into .cache/helm from its Go
-# module), beside the Flink jobs' build (Maven; the first build resolves
-# the jars into .cache/), which mostly waits on downloads.
-echo "== building helm (once) and the Flink jobs (tests/flink, examples/flink)"
-"$top/tests/k8s/helm.sh" build >"$build/helm-build.log" 2>&1 &
-helm_build=$!
-bash "$top/tests/flink/e2e.sh" build || failed=1
-if ! wait $helm_build; then
-  cat "$build/helm-build.log" >&2
-  failed=1
-fi
-
+# Tests that need a fixture (the Kubernetes, schema registry, Flink and
+# image tests) run on the first broker only, after the others.
+needs_fixture='k8s|registry|flink|image'
 first=1
 for v in $versions; do
-  echo "== integration tests on Kafka $v"
+  step "integration tests on Kafka $v"
   export KAFKA_VERSION=$v
   if ! "$broker" start; then
     echo "broker $v did not start" >&2
@@ -66,14 +87,17 @@ for v in $versions; do
   fi
   GP_BOOTSTRAP=$("$broker" bootstrap) || failed=1
   export GP_BOOTSTRAP
-  # The Kubernetes, schema registry, Flink and image tests run once, on the
-  # first broker.
-  skip=()
-  [ $first -eq 1 ] || skip=(-LE 'k8s|registry|flink|image')
+  (cd "$build" && ctest -L "$label" -LE "$needs_fixture" --output-on-failure) || failed=1
+  if [ $first -eq 1 ]; then
+    wait_builds
+    step "integration tests that need a fixture, on Kafka $v"
+    (cd "$build" && ctest -L "$label" -L "$needs_fixture" --output-on-failure) || failed=1
+  fi
   first=0
-  (cd "$build" && ctest -L "$label" "${skip[@]}" --output-on-failure) || failed=1
   "$broker" stop || true
 done
+wait_builds
+step "done"
 
 if [ -s "$GP_SCALE_LINES" ]; then
   echo "== scale-out (tests/integration/scale*.sh, group_refuse.sh)"

@@ -301,7 +301,10 @@ gp_txres_t gp_delivery_commit(gp_proxy_t *p) {
 }
 
 gp_txres_t gp_delivery_abort(gp_proxy_t *p) {
-        if (p->dv->abort(p) != GP_TX_OK)
+        /* With no transaction open (a rebalance ending a window that
+         * never began) there is nothing to abort, and librdkafka refuses
+         * abort_transaction in that state (_STATE): only the rewind. */
+        if (p->txn_begin >= 0 && p->dv->abort(p) != GP_TX_OK)
                 return GP_TX_FATAL;
         /* Back to the last commit: consumer positions and gate state (the
          * time of each partition's last record stays: it is wall time). */

@@ -24,14 +24,22 @@ finish_test() {
   local rc=$?
   eval "$ON_EXIT" || true
   prometheus_stop
+  local proxy="not started"
   if [ -n "$PROXY_PID" ] && kill -0 "$PROXY_PID" 2>/dev/null; then
+    proxy="running (pid $PROXY_PID), killed now"
     kill -9 "$PROXY_PID" 2>/dev/null || true
+  elif [ -n "$PROXY_PID" ]; then
+    proxy="exited (pid $PROXY_PID)"
   fi
   if [ $rc -ne 0 ]; then
+    # What was there, said also when it was not: a missing file is a
+    # finding of its own.
+    echo "--- the proxy: $proxy; the work directory $WORK:" >&2
+    ls -la "$WORK" >&2 2>&1 || echo "(gone)" >&2
     echo "--- last lines of the proxy log ($WORK/proxy.log):" >&2
-    tail -n 40 "$WORK/proxy.log" >&2 2>/dev/null || true
+    tail -n 40 "$WORK/proxy.log" >&2 || true
     echo "--- control map:" >&2
-    cat "$WORK/cm.json" >&2 2>/dev/null || true
+    cat "$WORK/cm.json" >&2 || true
   else
     rm -rf "$WORK"
   fi
@@ -135,10 +143,12 @@ print(d.get(sys.argv[2], ""))
 PY
 }
 
-# routed: records the proxy has committed (blue + green + dlq, from its status)
+# routed: records the proxy has committed (blue + green + dlq, from its
+# status; a key not written yet counts 0)
 routed() {
-  echo $(( $(key gate-proxy.count.blue || echo 0) + $(key gate-proxy.count.green || echo 0) \
-         + $(key gate-proxy.count.dlq || echo 0) ))
+  local b g d
+  b=$(key gate-proxy.count.blue) g=$(key gate-proxy.count.green) d=$(key gate-proxy.count.dlq)
+  echo $(( ${b:-0} + ${g:-0} + ${d:-0} ))
 }
 
 # wait_for DESCRIPTION SECONDS COMMAND...: polls COMMAND every 0.2 s
@@ -236,7 +246,11 @@ start_inst() { # start_inst I [VAR=value...]: the environment of this start
 }
 term_inst() { # term_inst I: a clean leave, exit code 0
   local rc=0
-  kill -TERM "${PID[$1]}"
+  if ! kill -TERM "${PID[$1]}" 2>/dev/null; then
+    wait "${PID[$1]}" || rc=$?
+    PID[$1]=""
+    fail "instance i$1 had exited (code $rc) before its clean leave: $(grep -m1 ' error ' "$WORK/i$1.log")"
+  fi
   wait "${PID[$1]}" || rc=$?
   PID[$1]=""
   [ $rc -eq 0 ] || fail "instance i$1 exited $rc after SIGTERM (expected 0)"

@@ -73,14 +73,39 @@ scraped() { [ "$(prom_q 'up{job="gate-proxy"}')" = 1 ]; }
 wait_for "Prometheus to scrape the proxy" 60 scraped
 say "Prometheus $(prometheus --version 2>&1 | head -1 | cut -d' ' -f3) scrapes the proxy every second"
 
-produce "$S" $N 0 --ts-start $BASE --ts-step $TS_STEP --disorder 100 --rate $RATE --bad-every 500 &
+"$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count $N --start-id 0 --ts-start $BASE \
+  --ts-step $TS_STEP --disorder 100 --rate $RATE --bad-every 500 >/dev/null 2>"$WORK/produce.log" &
 PRODUCER=$!
-wait_for "$CUT records routed" $((CUT / RATE + 60)) routed_is $CUT
+# The first CUT records routed, watched from three sides so that a
+# time-out says which stopped: the map's count, /metrics' count, the producer.
+scraped_routed() {
+  curl -s "$H/metrics" | awk '/^gate_proxy_records_(routed|dead_lettered)_total/ {n += $NF} END {print n + 0}'
+}
+PRODUCER_RC=""
+producer_state() {
+  if [ -z "$PRODUCER_RC" ] && ! kill -0 "$PRODUCER" 2>/dev/null; then
+    PRODUCER_RC=0
+    wait "$PRODUCER" || PRODUCER_RC=$?
+  fi
+  [ "${PRODUCER_RC:-0}" = 0 ] ||
+    fail "the producer exited $PRODUCER_RC: $(tail -n 5 "$WORK/produce.log")"
+}
+end=$(( $(date +%s) + CUT / RATE + 60 ))
+until routed_is $CUT; do
+  producer_state
+  kill -0 "$PROXY_PID" 2>/dev/null || fail "the proxy died before $CUT records were routed"
+  [ "$(date +%s)" -lt "$end" ] || fail "timed out after $((CUT / RATE + 60))s waiting for" \
+    "$CUT records routed: $(routed) in the map, $(scraped_routed) on /metrics; the producer" \
+    "$([ -n "$PRODUCER_RC" ] && echo "exited $PRODUCER_RC" || echo running): $(tail -n 2 "$WORK/produce.log")"
+  sleep 0.2
+done
 "$GP_BIN" cutover --control "$WORK/cm.json" --to green --delay-ms 500 >/dev/null 2>&1
 wait_for "CLEAR_TO_TEARDOWN" 60 key_is stage CLEAR_TO_TEARDOWN
 CLOSED_AT=$(date +%s)
 "$GP_BIN" finish --control "$WORK/cm.json" >/dev/null
-wait "$PRODUCER" || fail "the producer failed"
+producer_state
+[ -n "$PRODUCER_RC" ] || { PRODUCER_RC=0; wait "$PRODUCER" || PRODUCER_RC=$?; }
+[ "$PRODUCER_RC" = 0 ] || fail "the producer failed ($PRODUCER_RC): $(tail -n 5 "$WORK/produce.log")"
 wait_for "$N records routed" 60 routed_is $N
 T=$(key watermark-toggle-value)
 
