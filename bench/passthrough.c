@@ -25,6 +25,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "proxy/conf/conf.h"
+#include "proxy/loop/kafka_clients.h"
 
 #define BATCH 1024
 #define TMO   30000
@@ -73,12 +74,14 @@ int main(int argc, char **argv) {
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
-        /* As gate-proxy: a default the loaded librdkafka does not know is
-         * left out. */
+        /* As gate-proxy (gp_client_conf): a default the loaded librdkafka
+         * does not know is left out, and so is the prefetch bound when it
+         * has no fetch.queue.backoff.ms. */
         for (const gp_kafka_default_t *d = gp_bounded_defaults; d->key; d++) {
                 rd_kafka_conf_t *c = !strcmp(d->role, "producer") ? pc : cc;
                 size_t sz = 0;
-                if (rd_kafka_conf_get(c, d->key, NULL, &sz) != RD_KAFKA_CONF_UNKNOWN)
+                if (rd_kafka_conf_get(c, d->key, NULL, &sz) != RD_KAFKA_CONF_UNKNOWN &&
+                    !(gp_rdkafka_prefetch_unpaced() && !strncmp(d->key, "queued.", 7)))
                         set(c, d->key, d->value);
         }
         int o;

@@ -65,9 +65,13 @@ rd_kafka_conf_t *gp_client_conf(const gp_conf_t *conf, const char *role, gp_err_
                      gp_client_user_set(conf, role, "message.max.bytes")))
                         continue;
                 /* A default the loaded librdkafka does not know is left out
-                 * (fetch.queue.backoff.ms came in 2.2.0). */
+                 * (fetch.queue.backoff.ms came in 2.2.0), and without it the
+                 * prefetch is not bounded: such a librdkafka looks at a full
+                 * queue again only after a second, which a queue this small
+                 * would spend empty. */
                 size_t sz = 0;
-                if (rd_kafka_conf_get(kc, d->key, NULL, &sz) == RD_KAFKA_CONF_UNKNOWN)
+                if (rd_kafka_conf_get(kc, d->key, NULL, &sz) == RD_KAFKA_CONF_UNKNOWN ||
+                    (gp_rdkafka_prefetch_unpaced() && !strncmp(d->key, "queued.", 7)))
                         continue;
                 gp_client_set(kc, d->key, d->value, err, &bad);
         }
@@ -133,4 +137,17 @@ const char *gp_rdkafka_features(char *buf, size_t n) {
         if (kc)
                 rd_kafka_conf_destroy(kc);
         return buf;
+}
+
+bool gp_rdkafka_prefetch_unpaced(void) {
+        static int unpaced = -1;
+        if (unpaced < 0) {
+                rd_kafka_conf_t *kc = rd_kafka_conf_new();
+                size_t sz = 0;
+                unpaced = kc && rd_kafka_conf_get(kc, "fetch.queue.backoff.ms", NULL, &sz) ==
+                                        RD_KAFKA_CONF_UNKNOWN;
+                if (kc)
+                        rd_kafka_conf_destroy(kc);
+        }
+        return unpaced;
 }

@@ -41,6 +41,11 @@ int gp_client_partitions(rd_kafka_t *rk, const char *topic, int wait_ms);
  * form)? When not, why into buf: the version found, the one needed, and
  * how to get it. */
 bool gp_rdkafka_group_ok(int v, const char *v_str, char *buf, size_t n);
+/* True when the loaded librdkafka has no fetch.queue.backoff.ms (before
+ * 2.2.0): the consumer's prefetch is then left at librdkafka's defaults
+ * (gp_client_conf), since such a librdkafka refills a bounded queue only
+ * once a second. */
+bool gp_rdkafka_prefetch_unpaced(void);
 /* The loaded librdkafka's builtin.features ("?" when it cannot say). */
 const char *gp_rdkafka_features(char *buf, size_t n);
 

@@ -99,6 +99,12 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
                 gp_err_set(err, GP_ERR_INVALID, "%s", e2);
                 goto fail;
         }
+        if (gp_rdkafka_prefetch_unpaced())
+                gp_warn("librdkafka %s has no fetch.queue.backoff.ms: the consumer's prefetch "
+                        "is left at librdkafka's defaults (about 100 MB more memory at 12 "
+                        "partitions; docs/DESIGN.md, librdkafka); make librdkafka builds "
+                        "one that has it",
+                        rd_kafka_version_str());
         p->gconf = (gp_gate_conf_t){
                 .out_of_orderness_ms = conf->out_of_orderness_ms,
                 .idle_ms = conf->idle_ms,

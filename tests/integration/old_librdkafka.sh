@@ -5,8 +5,9 @@
 #      naming the version found, the one needed and `make librdkafka`.
 #   2. gate.membership=group refuses to start on it (exit 2), from the file
 #      and from -X alike, with the same three facts.
-#   3. gate.membership=assign starts on it and routes every record exactly
-#      once on the real broker.
+#   3. gate.membership=assign starts on it, warns that its prefetch is left
+#      unbounded (no fetch.queue.backoff.ms before 2.2.0), and routes every
+#      record exactly once on the real broker.
 #   4. The test build (the librdkafka scripts/build-librdkafka.sh makes)
 #      starts in group mode on the same topic and routes what follows.
 source "$(dirname "$0")/lib.sh"
@@ -55,6 +56,8 @@ produce "$S" 3000 0 --ts-start 1700000000000
 wait_for "3000 records routed on librdkafka $want" 90 routed_is 3000
 stop_proxy
 grep -q "(librdkafka $want)" "$WORK/proxy.log" || fail "the start-up line does not name librdkafka $want"
+grep -q "librdkafka $want has no fetch.queue.backoff.ms: the consumer's prefetch is left at librdkafka's defaults" \
+  "$WORK/proxy.log" || fail "no warning that the prefetch is unbounded on librdkafka $want"
 check "$S"
 [ "$CHECKED" = 3000 ] || fail "checked $CHECKED, expected 3000"
 say "3. assign mode on librdkafka $want: $CHECKED records, exactly once"
