@@ -74,14 +74,10 @@ int main(int argc, char **argv) {
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
-        /* As gate-proxy (gp_client_conf): a default the loaded librdkafka
-         * does not know is left out, and so is the prefetch bound when it
-         * has no fetch.queue.backoff.ms. */
+        /* As gate-proxy (gp_client_conf). */
         for (const gp_kafka_default_t *d = gp_bounded_defaults; d->key; d++) {
                 rd_kafka_conf_t *c = !strcmp(d->role, "producer") ? pc : cc;
-                size_t sz = 0;
-                if (rd_kafka_conf_get(c, d->key, NULL, &sz) != RD_KAFKA_CONF_UNKNOWN &&
-                    !(gp_rdkafka_prefetch_unpaced() && !strncmp(d->key, "queued.", 7)))
+                if (gp_client_default_applies(c, d))
                         set(c, d->key, d->value);
         }
         int o;

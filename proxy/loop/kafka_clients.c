@@ -64,14 +64,7 @@ rd_kafka_conf_t *gp_client_conf(const gp_conf_t *conf, const char *role, gp_err_
                     (!strcmp(d->key, "fetch.max.bytes") &&
                      gp_client_user_set(conf, role, "message.max.bytes")))
                         continue;
-                /* A default the loaded librdkafka does not know is left out
-                 * (fetch.queue.backoff.ms came in 2.2.0), and without it the
-                 * prefetch is not bounded: such a librdkafka looks at a full
-                 * queue again only after a second, which a queue this small
-                 * would spend empty. */
-                size_t sz = 0;
-                if (rd_kafka_conf_get(kc, d->key, NULL, &sz) == RD_KAFKA_CONF_UNKNOWN ||
-                    (gp_rdkafka_prefetch_unpaced() && !strncmp(d->key, "queued.", 7)))
+                if (!gp_client_default_applies(kc, d))
                         continue;
                 gp_client_set(kc, d->key, d->value, err, &bad);
         }
@@ -150,4 +143,15 @@ bool gp_rdkafka_prefetch_unpaced(void) {
                         rd_kafka_conf_destroy(kc);
         }
         return unpaced;
+}
+
+bool gp_client_default_applies(rd_kafka_conf_t *kc, const gp_kafka_default_t *d) {
+        /* A default the loaded librdkafka does not know is left out
+         * (fetch.queue.backoff.ms came in 2.2.0), and without it the
+         * prefetch is not bounded: such a librdkafka looks at a full queue
+         * again only after a second, which a queue this small would spend
+         * empty. */
+        size_t sz = 0;
+        return rd_kafka_conf_get(kc, d->key, NULL, &sz) != RD_KAFKA_CONF_UNKNOWN &&
+               !(gp_rdkafka_prefetch_unpaced() && !strncmp(d->key, "queued.", 7));
 }

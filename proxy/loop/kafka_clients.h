@@ -24,6 +24,9 @@ rd_kafka_t *gp_client_new(rd_kafka_type_t type, rd_kafka_conf_t *kc, gp_err_t *e
 /* Sets k=v unless *bad; sets *bad (err says why, GP_ERR_INVALID) when
  * refused. */
 void gp_client_set(rd_kafka_conf_t *kc, const char *k, const char *v, gp_err_t *err, int *bad);
+/* Does bounded default d apply to kc on the loaded librdkafka (a key it
+ * knows; the prefetch bound only with fetch.queue.backoff.ms)? */
+bool gp_client_default_applies(rd_kafka_conf_t *kc, const gp_kafka_default_t *d);
 /* Did the configuration set key for role (kafka.KEY or kafka.ROLE.KEY)? */
 bool gp_client_user_set(const gp_conf_t *conf, const char *role, const char *key);
 /* A numeric property of kc, 0 if unset or not a number. */
