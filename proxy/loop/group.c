@@ -169,6 +169,11 @@ static void on_revoke(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
         if (!p->closing && !p->rb_exit)
                 end_window(p, lost, parts);
         drop(p, parts);
+        /* librdkafka keeps an application's pause on a partition across
+         * unassign and a later assign (librdkafka #1849): a partition held
+         * here would come back paused for good. What gate-proxy paused it
+         * resumes as it lets go. */
+        rd_kafka_resume_partitions(p->cons, parts);
         rd_kafka_error_t *e = rd_kafka_incremental_unassign(p->cons, parts);
         if (e) {
                 gp_error("incremental unassign of %d partition(s): %s", parts->cnt,
@@ -390,6 +395,10 @@ static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
                 fail(p, GP_EXIT_FATAL);
                 goto out;
         }
+        /* The pause of an assigned partition is what gate-proxy holds
+         * now, whatever librdkafka kept from an earlier ownership (see
+         * on_revoke): resumed, then paused again only if colourless. */
+        rd_kafka_resume_partitions(p->cons, l);
         for (int i = 0; i < l->cnt; i++) {
                 gp_tslot_t *t = slot_of(p, l->elems[i].topic);
                 if (t->parts[l->elems[i].partition].colourless) {

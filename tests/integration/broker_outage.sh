@@ -160,10 +160,19 @@ freeze_broker() {
 write_conf p "$S" kafka.producer.transaction.timeout.ms=5000 gate.lateness.ms=$LATENESS \
   gate.commit.interval.ms=200 "http.listen=127.0.0.1:$HP"
 start_supervised
-# /livez every 200 ms: the status code (000: no answer) per line.
-( while :; do
-    curl -s -o /dev/null -w '%{http_code}\n' --max-time 2 "http://127.0.0.1:$HP/livez" \
-      >>"$WORK/livez.codes" || true
+# /livez every 200 ms: the status code (000: no answer) per line. After 5 s
+# of 503 in a row, the proxy's stacks go to $WORK/stacks.txt (dump_stacks),
+# once per process: where the loop waits.
+( bad=0 dumped=""
+  while :; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$HP/livez" || true)
+    echo "${code:-000}" >>"$WORK/livez.codes"
+    if [ "$code" = 503 ]; then bad=$((bad + 1)); else bad=0; fi
+    pid=$(cat "$WORK/proxy.pid" 2>/dev/null || true)
+    if [ $bad -ge 25 ] && [ -n "$pid" ] && [ "$dumped" != "$pid" ]; then
+      dumped=$pid
+      dump_stacks "$pid"
+    fi
     sleep 0.2
   done ) &
 PROBER=$!

@@ -40,10 +40,23 @@ finish_test() {
     tail -n 40 "$WORK/proxy.log" >&2 || true
     echo "--- control map:" >&2
     cat "$WORK/cm.json" >&2 || true
+    if [ -s "$WORK/stacks.txt" ]; then
+      echo "--- the proxy's threads when it stopped beating ($WORK/stacks.txt):" >&2
+      cat "$WORK/stacks.txt" >&2
+    fi
   else
     rm -rf "$WORK"
   fi
   exit $rc
+}
+
+# dump_stacks PID: every thread's stack of PID, appended to $WORK/stacks.txt
+# (gdb, when installed): where a loop that stopped beating waits.
+dump_stacks() {
+  command -v gdb >/dev/null || return 0
+  { echo "=== pid $1 at $(date +%T.%N)"
+    timeout 60 gdb -q -batch -p "$1" -ex 'thread apply all bt' 2>&1 \
+      | grep -E '^(Thread|#)' ; } >>"$WORK/stacks.txt" 2>&1 || true
 }
 
 say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
