@@ -46,8 +46,15 @@ void gp_fault_point(const char *name) {
 
 bool gp_fault_fails(const char *name) {
         static long seen;
-        long want = wanted(getenv("GP_FAULT_FAIL"), name);
-        return want >= 0 && ++seen == want;
+        const char *spec = getenv("GP_FAULT_FAIL");
+        long want = wanted(spec, name);
+        if (want < 0)
+                return false;
+        /* <name>:<n>x<k>: k times in a row from the n-th on. */
+        const char *x = strchr(spec + strlen(name), 'x');
+        long times = x ? strtol(x + 1, NULL, 10) : 1;
+        ++seen;
+        return seen >= want && seen < want + times;
 }
 #else
 typedef int gp_fault_unused_t; /* ISO C wants a declaration in every file */

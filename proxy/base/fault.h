@@ -11,12 +11,17 @@
  * to act at an exact place, e.g. between the proxy's read of the map and
  * its write.
  * With GP_FAULT_FAIL=<point>[:<n>], GP_FAULT_FAILS(<point>) is true the
- * n-th time (default 1) the process passes <point>, and only then: the call
- * it guards fails as if Kafka had refused it, so a test sees what the
- * caller does with the failure. The points:
+ * n-th time (default 1) the process passes <point>, and only then (with
+ * <point>:<n>x<k>, k times in a row from the n-th on): the call it guards
+ * fails as if Kafka had refused it, so a test sees what the caller does
+ * with the failure. The points:
  *   assign   gp_assign_all (proxy/loop/restore.c): the consumer's
  *            assignment, at start (1st), then after each abort and each
  *            partition growth
+ *   seek     gp_seek (proxy/loop/restore.c), with group after every
+ *            rebalance and abort and at a re-delivery's start: the seek
+ *            times out (_TIMED_OUT), as librdkafka's does when the
+ *            consumer's threads are slow to answer
  * Without GP_TEST_HOOKS, GP_FAULT_FAILS is false and costs nothing. */
 #ifndef GP_PROXY_BASE_FAULT_H
 #define GP_PROXY_BASE_FAULT_H

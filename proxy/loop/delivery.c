@@ -114,6 +114,8 @@ int gp_delivery_exit_code(gp_proxy_t *p) {
 static gp_txres_t eos_commit(gp_proxy_t *p, rd_kafka_topic_partition_list_t *l) {
         rd_kafka_error_t *e;
         int tries = 0;
+        if (p->group && !gp_group_metadata_fenced(p))
+                return GP_TX_ABORT;
         while ((e = rd_kafka_send_offsets_to_transaction(p->prod, l, p->cgmd,
                                                          GP_KAFKA_WAIT_MS)) &&
                txn_retry(p, "send offsets", e, &tries))

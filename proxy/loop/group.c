@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "gate/checkpoint.h"
+#include "proxy/base/fault.h"
 #include "proxy/loop/internal.h"
 #include "proxy/base/log.h"
 
@@ -67,20 +68,75 @@ static gp_tslot_t *slot_of(gp_proxy_t *p, const char *topic) {
         return NULL;
 }
 
+static void fail(gp_proxy_t *p, int code) {
+        if (!p->rb_exit)
+                p->rb_exit = code;
+        p->rb_ended = true;
+}
+
 /* The group metadata of this member as of now (its generation). */
 static void take_metadata(gp_proxy_t *p) {
         rd_kafka_consumer_group_metadata_t *m = rd_kafka_consumer_group_metadata(p->cons);
         if (!m)
                 return;
+        if (GP_FAULT_FAILS("metadata")) {
+                /* The test build: a snapshot as librdkafka gives it while
+                 * it has reset the member id and generation. */
+                rd_kafka_consumer_group_metadata_destroy(m);
+                m = rd_kafka_consumer_group_metadata_new(p->conf->group_id);
+        }
         if (p->cgmd)
                 rd_kafka_consumer_group_metadata_destroy(p->cgmd);
         p->cgmd = m;
+        p->cgmd_refused = false;
 }
 
-static void fail(gp_proxy_t *p, int code) {
-        if (!p->rb_exit)
-                p->rb_exit = code;
-        p->rb_ended = true;
+bool gp_group_metadata_fenced(gp_proxy_t *p) {
+#if RD_KAFKA_VERSION >= 0x020a0000
+        /* Older librdkafka has no accessors; group mode refuses to start
+         * on it (docs/DESIGN.md, librdkafka). */
+        const char *id = p->cgmd ? rd_kafka_consumer_group_metadata_member_id(p->cgmd) : NULL;
+        int32_t gen = p->cgmd ? rd_kafka_consumer_group_metadata_generation_id(p->cgmd) : -1;
+        if (id && *id && gen >= 0)
+                return true;
+        if (!p->cgmd_refused)
+                gp_warn("not committing: the group metadata of this member's last rebalance "
+                        "names no member (generation %" PRId32 "), so the broker would take "
+                        "its offsets even if the group had moved on without it; the window "
+                        "is aborted until the next rebalance says what this member owns",
+                        gen);
+        p->cgmd_refused = true;
+        return false;
+#else
+        (void)p;
+        return true;
+#endif
+}
+
+bool gp_group_consumer_fatal(gp_proxy_t *p) {
+        char buf[512];
+        rd_kafka_resp_err_t e = rd_kafka_fatal_error(p->cons, buf, sizeof buf);
+        if (!e)
+                return false;
+        char sid[256] = "?";
+        size_t n = sizeof sid;
+        if (rd_kafka_conf_get(rd_kafka_conf(p->cons), "group.instance.id", sid, &n) !=
+            RD_KAFKA_CONF_OK)
+                snprintf(sid, sizeof sid, "?");
+        if (e == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID) {
+                gp_error("fenced in group %s: another member joined with this one's "
+                         "group.instance.id %s (%s); this instance stops without committing "
+                         "(code %d). Give every instance its own kafka.group.instance.id "
+                         "(for example the pod name), or leave it unset",
+                         p->conf->group_id, sid, buf, GP_EXIT_FENCED);
+                fail(p, GP_EXIT_FENCED);
+        } else {
+                gp_error("the consumer of group %s failed for good: %s: %s; exiting (code %d) "
+                         "for a restart, which goes on from the last commit",
+                         p->conf->group_id, rd_kafka_err2name(e), buf, GP_EXIT_FATAL);
+                fail(p, GP_EXIT_FATAL);
+        }
+        return true;
 }
 
 /* Commits the open window (abort and rewind when it fails); with lost,

@@ -107,6 +107,7 @@ struct gp_proxy {
         rd_kafka_t *prod, *cons;
         rd_kafka_queue_t *queue;
         rd_kafka_consumer_group_metadata_t *cgmd;
+        bool cgmd_refused; /* a commit was refused for cgmd (said once per snapshot) */
         rd_kafka_topic_t *dlq;
         int dlq_n;
         gp_ctl_t *ctl; /* the loop's: read between transactions, never written */
@@ -191,6 +192,17 @@ size_t gp_group_owned(const gp_proxy_t *p);
 bool gp_group_owns_all(const gp_proxy_t *p);
 /* Discovery's part: resumes the colourless partitions now placed. */
 void gp_group_colours_grown(gp_proxy_t *p);
+/* True when the group metadata commits carry would be fenced: a member id
+ * and a generation. A snapshot without them (taken while librdkafka had
+ * reset both, or before the first assignment) would make the broker take
+ * the offsets of a member whose generation moved on (KIP-447 applies only
+ * to a commit that names its member); the commit is refused instead. */
+bool gp_group_metadata_fenced(gp_proxy_t *p);
+/* True (the exit code in rb_exit, the reason logged) when the consumer
+ * has had a fatal error: another member took this one's
+ * group.instance.id (static membership), or another that ends its
+ * membership for good. */
+bool gp_group_consumer_fatal(gp_proxy_t *p);
 
 /* topics.c (also) */
 /* group: the group assigned partition n-1 of t: the slot grown to n, and
@@ -234,6 +246,12 @@ void gp_redeliver_progress(gp_proxy_t *p, gp_redelivery_t *out);
  * gp_assign_all; with group, a seek of every owned partition. A failure
  * is fatal, as for gp_assign_all. */
 gp_errcode_t gp_rewind(gp_proxy_t *p, gp_err_t *err);
+/* Seeks the partitions of l to their offsets (what: "back to ...", for
+ * the messages). A seek that times out was queued and goes on in
+ * librdkafka: it is asked again, up to 5 times; any other error, or a
+ * timeout every time, is returned (the callers end the process). */
+gp_errcode_t gp_seek(gp_proxy_t *p, rd_kafka_topic_partition_list_t *l, const char *what,
+                     gp_err_t *err);
 /* Assigns every partition at its committed position (at start, after an
  * abort, after growth). Every failure is fatal to its caller: the consumer
  * is left where it was, so the caller ends the process and a restart goes

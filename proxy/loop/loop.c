@@ -557,6 +557,11 @@ static gp_txres_t window(gp_proxy_t *p, task_t *tasks, size_t n_tasks,
                                 *open = r == GP_TX_OK;
                         }
                 }
+                /* A consumer that failed for good (another member took
+                 * its group.instance.id) reads nothing more: the process
+                 * ends, its window uncommitted. */
+                if (p->group && r == GP_TX_OK && gp_group_consumer_fatal(p))
+                        r = GP_TX_FATAL;
                 int64_t now = gp_now_ms(), bmono = gp_mono_ms();
                 /* Schemas the registry's thread has fetched: their
                  * partitions go on. */

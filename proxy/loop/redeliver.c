@@ -81,27 +81,10 @@ int gp_redeliver_boundary(gp_proxy_t *p, const gp_gate_t *was, gp_err_t *err) {
                 }
         if (!seek)
                 return 0;
-        rd_kafka_error_t *e = rd_kafka_seek_partitions(p->cons, seek, GP_KAFKA_WAIT_MS);
-        char why[300] = "";
-        if (e)
-                snprintf(why, sizeof why, "%s", rd_kafka_error_string(e));
-        for (int i = 0; !why[0] && i < seek->cnt; i++)
-                if (seek->elems[i].err)
-                        snprintf(why, sizeof why, "%s/%d: %s", seek->elems[i].topic,
-                                 seek->elems[i].partition,
-                                 rd_kafka_err2str(seek->elems[i].err));
-        if (e)
-                rd_kafka_error_destroy(e);
-        int n = seek->cnt;
+        gp_errcode_t rc =
+                gp_seek(p, seek, "back to where their split began, for the re-delivery", err);
         rd_kafka_topic_partition_list_destroy(seek);
-        if (why[0]) {
-                gp_err_set(err, GP_ERR_KAFKA,
-                           "seeking %d partition(s) back to where their split began, for the "
-                           "re-delivery: %s",
-                           n, why);
-                return -1;
-        }
-        return 0;
+        return rc ? -1 : 0;
 }
 
 void gp_redeliver_taken(gp_proxy_t *p, const char *topic, int32_t part, gp_part_t *st,

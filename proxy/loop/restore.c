@@ -46,35 +46,77 @@ gp_errcode_t gp_assign_all(gp_proxy_t *p, gp_err_t *err) {
         return GP_OK;
 }
 
+/* How often a seek that timed out is made again (each waits up to
+ * GP_KAFKA_WAIT_MS). */
+#define SEEK_TRIES 5
+
+/* True for a seek error that means "not answered in time": the seek was
+ * queued and goes on in librdkafka, so asking again is safe (the same
+ * offsets) and nothing is read from a wrong position meanwhile (librdkafka
+ * applies a seek before the partition's next fetch). */
+static bool seek_timed_out(rd_kafka_resp_err_t e) {
+        return e == RD_KAFKA_RESP_ERR__TIMED_OUT || e == RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE;
+}
+
+gp_errcode_t gp_seek(gp_proxy_t *p, rd_kafka_topic_partition_list_t *l, const char *what,
+                     gp_err_t *err) {
+        char why[300] = "";
+        for (int tries = 1;; tries++) {
+                /* The test build can fail it (proxy/base/fault.h). */
+                bool injected = GP_FAULT_FAILS("seek");
+                gp_proxy_beat(p); /* waiting on Kafka is progress for /livez */
+                rd_kafka_error_t *e =
+                        injected ? rd_kafka_error_new(RD_KAFKA_RESP_ERR__TIMED_OUT,
+                                                      "timed out (GP_FAULT_FAIL=seek)")
+                                 : rd_kafka_seek_partitions(p->cons, l, GP_KAFKA_WAIT_MS);
+                /* Asked again only when every error is a timeout. */
+                bool again = e ? seek_timed_out(rd_kafka_error_code(e)) : true;
+                why[0] = '\0';
+                if (e)
+                        snprintf(why, sizeof why, "%s", rd_kafka_error_string(e));
+                for (int i = 0; !e && i < l->cnt; i++) {
+                        rd_kafka_resp_err_t pe = l->elems[i].err;
+                        if (!pe)
+                                continue;
+                        if (!why[0] || !seek_timed_out(pe))
+                                snprintf(why, sizeof why, "%s/%d: %s", l->elems[i].topic,
+                                         l->elems[i].partition, rd_kafka_err2str(pe));
+                        if (!seek_timed_out(pe))
+                                again = false;
+                }
+                if (e)
+                        rd_kafka_error_destroy(e);
+                if (!why[0])
+                        return GP_OK;
+                if (!again || tries >= SEEK_TRIES)
+                        break;
+                gp_warn("seeking %d partition(s) %s: %s; the seek goes on in librdkafka, "
+                        "asking again (%d of %d)",
+                        l->cnt, what, why, tries + 1, SEEK_TRIES);
+                for (int i = 0; i < l->cnt; i++)
+                        l->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
+        }
+        return gp_err_set(err, GP_ERR_KAFKA, "seeking %d partition(s) %s: %s", l->cnt, what,
+                          why);
+}
+
 gp_errcode_t gp_rewind(gp_proxy_t *p, gp_err_t *err) {
         if (!p->group)
                 return gp_assign_all(p, err);
         rd_kafka_topic_partition_list_t *l = positions(p, true);
-        if (!l->cnt) {
-                rd_kafka_topic_partition_list_destroy(l);
-                return GP_OK;
+        gp_errcode_t rc = GP_OK;
+        if (l->cnt) {
+                bool injected = GP_FAULT_FAILS("assign");
+                if (injected)
+                        rc = gp_err_set(err, GP_ERR_KAFKA,
+                                        "seeking %d partition(s) back to their committed "
+                                        "offsets: failed by GP_FAULT_FAIL=assign",
+                                        l->cnt);
+                else
+                        rc = gp_seek(p, l, "back to their committed offsets", err);
         }
-        bool injected = GP_FAULT_FAILS("assign");
-        rd_kafka_error_t *e =
-                injected ? NULL : rd_kafka_seek_partitions(p->cons, l, GP_KAFKA_WAIT_MS);
-        char why[300] = "";
-        if (injected)
-                snprintf(why, sizeof why, "%s", "failed by GP_FAULT_FAIL=assign");
-        else if (e)
-                snprintf(why, sizeof why, "%s", rd_kafka_error_string(e));
-        for (int i = 0; !why[0] && i < l->cnt; i++)
-                if (l->elems[i].err)
-                        snprintf(why, sizeof why, "%s/%d: %s", l->elems[i].topic,
-                                 l->elems[i].partition, rd_kafka_err2str(l->elems[i].err));
-        if (e)
-                rd_kafka_error_destroy(e);
-        int n = l->cnt;
         rd_kafka_topic_partition_list_destroy(l);
-        if (why[0])
-                return gp_err_set(
-                        err, GP_ERR_KAFKA,
-                        "seeking %d partition(s) back to their committed offsets: %s", n, why);
-        return GP_OK;
+        return rc;
 }
 
 /* Reads the committed offsets and checkpoints of every partition. */
