@@ -40,6 +40,7 @@ void gp_record_delivered(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaq
 
 static int produce(gp_proxy_t *p, rd_kafka_topic_t *rkt, int32_t part,
                    const rd_kafka_message_t *m, int64_t ts, rd_kafka_headers_t *hdrs) {
+        int64_t full_since = -1;
         for (;;) {
                 rd_kafka_resp_err_t e = rd_kafka_producev(
                         p->prod, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(part),
@@ -50,8 +51,30 @@ static int produce(gp_proxy_t *p, rd_kafka_topic_t *rkt, int32_t part,
                 if (!e)
                         return 0;
                 if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-                        rd_kafka_poll(p->prod, 5);
-                        continue;
+                        /* Kafka takes records slower than they come: wait
+                         * for deliveries, but not past the point where the
+                         * window could still commit (the broker aborts a
+                         * transaction older than its timeout). A producer
+                         * that takes nothing for that long (stuck getting a
+                         * producer id) is left to the abort, which waits
+                         * on Kafka with its own bound. */
+                        int64_t now = gp_mono_ms(),
+                                bound = p->eos ? p->txn_timeout_ms : GP_KAFKA_WAIT_MS;
+                        if (full_since < 0)
+                                full_since = now;
+                        if (now - full_since <= bound) {
+                                /* A bounded wait on Kafka: progress for /livez. */
+                                gp_proxy_beat(p);
+                                rd_kafka_poll(p->prod, 5);
+                                continue;
+                        }
+                        if (hdrs)
+                                rd_kafka_headers_destroy(hdrs);
+                        gp_warn("produce to %s/%d: the producer's queue has stayed full for "
+                                "%" PRId64 " ms (no record delivered to Kafka in that "
+                                "time); the window is aborted",
+                                rd_kafka_topic_name(rkt), part, now - full_since);
+                        return -1;
                 }
                 if (hdrs)
                         rd_kafka_headers_destroy(hdrs);
