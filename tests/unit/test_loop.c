@@ -23,6 +23,7 @@
 #include "proxy/conf/conf.h"
 #include "proxy/control/ctl.h"
 #include "proxy/base/log.h"
+#include "proxy/loop/internal.h"
 #include "proxy/loop/proxy.h"
 
 #define PARTS 2
@@ -298,3 +299,28 @@ Test(loop, failed_rewind_is_fatal, .timeout = 60) {
         unsetenv("GP_FAULT_FAIL");
 }
 #endif
+
+/* An abort with no transaction open (a rebalance that ends a window which
+ * never began) only rewinds: librdkafka refuses abort_transaction in
+ * state Ready, and taking that refusal for a fatal error ended a member
+ * after an assignment and a revocation in one poll. Here the producer is
+ * in state Ready after the run's last commit. */
+Test(loop, abort_without_transaction_only_rewinds, .timeout = 60) {
+        rig_t r;
+        rig_up(&r, "exactly-once");
+        produce(&r, 0, 100);
+        await_counts(&r, 100, 0, "the first records");
+        gp_proxy_stop(r.p);
+        for (int i = 0; i < 1000 && !r.done; i++)
+                usleep(10 * 1000);
+        cr_assert(r.done, "gp_proxy_run did not return within 10 s of gp_proxy_stop");
+        pthread_join(r.thr, NULL);
+        cr_assert_eq(r.code, 0, "gp_proxy_run returned %d", r.code);
+        cr_assert_lt(r.p->txn_begin, 0, "a transaction is open after the run");
+        uint64_t aborts = stats(&r).aborts;
+        cr_assert_eq(gp_delivery_abort(r.p), GP_TX_OK,
+                     "an abort with no transaction open failed (abort_transaction called "
+                     "in state Ready?)");
+        cr_assert_eq(stats(&r).aborts, aborts + 1, "the rewind was not counted as an abort");
+        rig_free(&r);
+}
