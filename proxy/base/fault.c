@@ -2,6 +2,7 @@
 #ifdef GP_TEST_HOOKS
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,19 @@
 #include "os/clock.h"
 #include "proxy/base/fault.h"
 
+static atomic_int holding;
+
+bool gp_fault_holding(void) {
+        return atomic_load(&holding) > 0;
+}
+
 /* Holds while <prefix>.<name> exists; see proxy/base/fault.h. */
 static void hold(const char *prefix, const char *name) {
         char arm[4096], held[4200];
         if (snprintf(arm, sizeof(arm), "%s.%s", prefix, name) >= (int)sizeof(arm) ||
             access(arm, F_OK))
                 return;
+        atomic_fetch_add(&holding, 1);
         snprintf(held, sizeof(held), "%s.held", arm);
         int fd = open(held, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0)
@@ -24,6 +32,7 @@ static void hold(const char *prefix, const char *name) {
         for (int i = 0; i < 6000 && !access(arm, F_OK); i++)
                 gp_sleep_ms(10);
         unlink(held);
+        atomic_fetch_sub(&holding, 1);
 }
 
 /* The n of <name>[:<n>] when spec names name (default 1), else -1. */
@@ -42,6 +51,11 @@ void gp_fault_point(const char *name) {
         long want = wanted(getenv("GP_FAULT"), name);
         if (want >= 0 && ++seen >= want)
                 kill(getpid(), SIGKILL);
+        static long stalls;
+        want = wanted(getenv("GP_FAULT_STALL"), name);
+        if (want >= 0 && ++stalls == want)
+                for (;;)
+                        gp_sleep_ms(1000);
 }
 
 bool gp_fault_fails(const char *name) {

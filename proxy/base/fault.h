@@ -10,6 +10,10 @@
  * (at most 60 s), then removes the .held file and goes on. A test uses it
  * to act at an exact place, e.g. between the proxy's read of the map and
  * its write.
+ * With GP_FAULT_STALL=<point>[:<n>], the n-th time the process passes
+ * <point> its thread sleeps for good, as in a call that never returns
+ * (the loop's watchdog, proxy/loop/watchdog.h, ends such a process; a hold
+ * does not count as stuck: gp_fault_holding).
  * With GP_FAULT_FAIL=<point>[:<n>], GP_FAULT_FAILS(<point>) is true the
  * n-th time (default 1) the process passes <point>, and only then (with
  * <point>:<n>x<k>, k times in a row from the n-th on): the call it guards
@@ -31,11 +35,13 @@
 #ifdef GP_TEST_HOOKS
 void gp_fault_point(const char *name);
 bool gp_fault_fails(const char *name);
+bool gp_fault_holding(void);
 #define GP_FAULT(name)       gp_fault_point(name)
 #define GP_FAULT_FAILS(name) gp_fault_fails(name)
 #else
 #define GP_FAULT(name)       ((void)0)
 #define GP_FAULT_FAILS(name) false
+#define gp_fault_holding()   false
 #endif
 
 #endif

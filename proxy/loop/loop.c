@@ -30,6 +30,7 @@
 #include "gate/timeparse.h"
 #include "proxy/base/fault.h"
 #include "proxy/loop/internal.h"
+#include "proxy/loop/watchdog.h"
 #include "proxy/base/log.h"
 
 #define BATCH 1024
@@ -733,7 +734,16 @@ static void say_others(gp_proxy_t *p) {
                         p->conf->transactional_id);
 }
 
+static int run(gp_proxy_t *p);
+
 int gp_proxy_run(gp_proxy_t *p) {
+        gp_watchdog_t *wd = gp_watchdog_start(p);
+        int code = run(p);
+        gp_watchdog_stop(wd);
+        return code;
+}
+
+static int run(gp_proxy_t *p) {
         gp_err_t err;
         int code = GP_EXIT_OK;
         int64_t next_warn = 0;
