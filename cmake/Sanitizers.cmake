@@ -12,4 +12,8 @@ if(NOT GP_SANITIZE_WORKS)
   message(FATAL_ERROR "GP_SANITIZE=${GP_SANITIZE}: this compiler cannot build with -fsanitize=${_gp_san}")
 endif()
 add_compile_options(${_gp_san_flags})
+# -O1, as the sanitizers' own documentation advises for speed: the checks
+# stay, and the test build runs the model check of gate/agree.c (unit.agree)
+# in 61 s instead of 107 s at -O0 on 2 cores.
+add_compile_options(-O1)
 add_link_options(-fsanitize=${_gp_san})

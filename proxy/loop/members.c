@@ -121,21 +121,26 @@ static void foreign(gp_members_t *m, const struct rd_kafka_group_member_info *mi
         }
         for (int i = 0; i < m->n_topics; i++)
                 add(mine, sizeof mine, "%s%s", i ? "," : "", m->topics[i]);
+        int n;
         if (bad)
-                snprintf(why, len,
-                         "group %s has a member that is not an instance of pipeline %s: %s, "
-                         "whose subscription cannot be read (%s); one consumer group serves "
-                         "one pipeline: give each pipeline its own gate.group.id; exiting "
-                         "(code %d)",
-                         m->group, m->pipeline, w, bad, GP_EXIT_GROUP);
+                n = snprintf(
+                        why, len,
+                        "group %s has a member that is not an instance of pipeline %s: %s, "
+                        "whose subscription cannot be read (%s); one consumer group serves "
+                        "one pipeline: give each pipeline its own gate.group.id; exiting "
+                        "(code %d)",
+                        m->group, m->pipeline, w, bad, GP_EXIT_GROUP);
         else
-                snprintf(why, len,
-                         "group %s has a member that is not an instance of pipeline %s: %s "
-                         "subscribes to topic(s) %s, this pipeline's source topics are %s; "
-                         "one consumer group serves one pipeline: give each pipeline its own "
-                         "gate.group.id; exiting (code %d)",
-                         m->group, m->pipeline, w, *theirs ? theirs : "(none)", mine,
-                         GP_EXIT_GROUP);
+                n = snprintf(
+                        why, len,
+                        "group %s has a member that is not an instance of pipeline %s: %s "
+                        "subscribes to topic(s) %s, this pipeline's source topics are %s; "
+                        "one consumer group serves one pipeline: give each pipeline its own "
+                        "gate.group.id; exiting (code %d)",
+                        m->group, m->pipeline, w, *theirs ? theirs : "(none)", mine,
+                        GP_EXIT_GROUP);
+        if (n >= (int)len && len > 4)
+                memcpy(why + len - 4, "...", 4); /* cut: said so */
 }
 
 /* One partition as the settings judge saw it. */
