@@ -75,7 +75,7 @@ all_routed() {
 }
 
 say "1. i0 alone, then i1 joins with its first commit held"
-flow 40000 0 "$BASE"
+flow 20000 0 "$BASE"
 start_inst 0
 wait_for "i0 to own the 3 partitions" 60 owns 0 3
 wait_for "records routed" 60 routed_is 1000
@@ -111,7 +111,7 @@ wait_for "i0 to own the 3 partitions again" 60 owns 0 3
 flow_done
 # Past T + lateness: the old side closes; the last records come from every
 # partition, among them the one i0 paused and got back.
-flow 3000 40000 $((T + 10000))
+flow 3000 20000 $((T + 10000))
 flow_done
 wait_for "CLEAR_TO_TEARDOWN" 60 key_is stage CLEAR_TO_TEARDOWN
 end=$(($(date +%s) + 60))
