@@ -15,6 +15,7 @@
 
 #include "proxy/base/fault.h"
 #include "proxy/loop/internal.h"
+#include "proxy/loop/watchdog.h"
 #include "proxy/base/log.h"
 
 /* The group coordinator refused the offsets of a member whose generation
@@ -223,6 +224,8 @@ gp_txres_t gp_delivery_begin(gp_proxy_t *p) {
 
 void gp_delivery_committed(gp_proxy_t *p) {
         uint64_t n[3] = {0}, late = 0, ab = 0;
+        p->aborting_since = -1;
+        p->aborts_in_row = 0;
         p->cgate = p->gate;
         gp_status_committed(p->status, &p->cgate);
         p->need_commit = false;
@@ -302,7 +305,31 @@ gp_txres_t gp_delivery_commit(gp_proxy_t *p) {
         return r;
 }
 
+/* Aborts in a row with no commit between them for longer than the
+ * watchdog's bound are no progress either: librdkafka can keep a stale view
+ * of the cluster for good after a broker was fenced for a moment
+ * (librdkafka #5430: a partition whose leader was -1 once is never sent to
+ * again, its records time out, each window aborts). A new process has a
+ * fresh view; the commit it goes on from is the last one. */
+static bool aborting_too_long(gp_proxy_t *p) {
+        int64_t now = gp_mono_ms();
+        if (p->aborting_since < 0)
+                p->aborting_since = now;
+        p->aborts_in_row++;
+        int64_t bound = gp_watchdog_bound_ms();
+        if (now - p->aborting_since <= bound)
+                return false;
+        gp_error("no transaction has committed for %" PRId64 " ms: %d aborts in a row, "
+                 "longer than the watchdog's %" PRId64 " ms (a broker away that long, or "
+                 "a Kafka client whose view of the cluster went stale, librdkafka #5430); "
+                 "exiting (code %d) for a restart, which goes on from the last commit",
+                 now - p->aborting_since, p->aborts_in_row, bound, GP_EXIT_FATAL);
+        return true;
+}
+
 gp_txres_t gp_delivery_abort(gp_proxy_t *p) {
+        if (aborting_too_long(p))
+                return GP_TX_FATAL;
         /* With no transaction open (a rebalance ending a window that
          * never began) there is nothing to abort, and librdkafka refuses
          * abort_transaction in that state (_STATE): only the rewind. */

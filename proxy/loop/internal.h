@@ -139,6 +139,8 @@ struct gp_proxy {
         bool stopped;            /* a clean stop: the last status says so */
         int64_t txn_begin;       /* gp_mono_ms() when the open window began, -1: none */
         int64_t txn_timeout_ms;  /* the producer's effective transaction.timeout.ms */
+        int64_t aborting_since; /* gp_mono_ms() of the first abort since the last commit, -1 */
+        int aborts_in_row;      /* aborts since the last commit */
 
         /* gate.membership=group (group.c) */
         bool group;

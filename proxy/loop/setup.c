@@ -183,6 +183,7 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
                 goto fail;
         }
         p->txn_begin = -1;
+        p->aborting_since = -1;
         p->txn_timeout_ms = 60000; /* librdkafka's default */
         char tto[32];
         size_t tto_n = sizeof(tto);

@@ -324,3 +324,36 @@ Test(loop, abort_without_transaction_only_rewinds, .timeout = 60) {
         cr_assert_eq(stats(&r).aborts, aborts + 1, "the rewind was not counted as an abort");
         rig_free(&r);
 }
+
+#ifdef GP_TEST_HOOKS
+/* Aborts in a row with no commit for longer than the watchdog's bound
+ * (GP_TEST_WATCHDOG_MS=3000 here, 60 s in production) are no progress: a
+ * Kafka client with a stale view of the cluster (librdkafka #5430) aborts
+ * every window for good. The loop ends with GP_EXIT_FATAL (a restart has a
+ * fresh client); nothing after the last commit is counted. */
+Test(loop, aborts_without_end_are_fatal, .timeout = 60) {
+        rig_t r;
+        setenv("GP_TEST_WATCHDOG_MS", "3000", 1);
+        rig_up(&r, "exactly-once");
+        produce(&r, 0, 100);
+        await_counts(&r, 100, 0, "the first records");
+        static rd_kafka_resp_err_t refused[5000];
+        for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+                refused[i] = RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED;
+        rd_kafka_mock_push_request_errors_array(r.mock, 24 /* AddPartitionsToTxn */,
+                                                sizeof refused / sizeof refused[0], refused);
+        produce(&r, 100, 400);
+        for (int i = 0; i < 3000 && !r.done; i++)
+                usleep(10 * 1000);
+        cr_assert(r.done, "gp_proxy_run went on aborting for 30 s without a commit");
+        pthread_join(r.thr, NULL);
+        cr_assert_eq(r.code, GP_EXIT_FATAL, "gp_proxy_run returned %d, not GP_EXIT_FATAL",
+                     r.code);
+        gp_stats_t s = stats(&r);
+        cr_assert_eq(s.n[0], 100, "%" PRIu64 " records committed, expected the first 100",
+                     s.n[0]);
+        cr_assert_gt(s.aborts, 1, "only %" PRIu64 " abort(s) before the end", s.aborts);
+        rig_free(&r);
+        unsetenv("GP_TEST_WATCHDOG_MS");
+}
+#endif
