@@ -80,7 +80,22 @@ typedef struct prod {
         /* delivery reports */
         int64_t delivered, failed;
         char first_error[256];
+        /* --resend-timed-out: records whose delivery timed out, sent again
+         * by a new producer once the old one has nothing left */
+        bool resend;
+        struct again *again;
+        size_t n_again, cap_again;
+        int64_t resent;
 } prod_t;
+
+/* A record to send again: where it went and what it was. */
+struct again {
+        int32_t partition;
+        int64_t ts;
+        void *key, *val;
+        size_t key_len, len;
+        rd_kafka_headers_t *hdrs;
+};
 
 static int64_t mono_ms(void) {
         struct timespec ts;
@@ -96,9 +111,44 @@ static uint64_t rng_next(uint64_t *s) {
         return z ^ (z >> 31);
 }
 
+/* Keeps a copy of m to send again; false when out of memory. */
+static bool keep_again(prod_t *g, const rd_kafka_message_t *m) {
+        if (g->n_again == g->cap_again) {
+                size_t cap = g->cap_again ? 2 * g->cap_again : 256;
+                struct again *a = realloc(g->again, cap * sizeof(*a));
+                if (!a)
+                        return false;
+                g->again = a;
+                g->cap_again = cap;
+        }
+        struct again *a = &g->again[g->n_again];
+        *a = (struct again){.partition = m->partition,
+                            .ts = rd_kafka_message_timestamp(m, NULL),
+                            .key_len = m->key_len,
+                            .len = m->len};
+        a->key = m->key_len ? malloc(m->key_len) : NULL;
+        a->val = m->len ? malloc(m->len) : NULL;
+        if ((m->key_len && !a->key) || (m->len && !a->val)) {
+                free(a->key);
+                free(a->val);
+                return false;
+        }
+        if (m->key_len)
+                memcpy(a->key, m->key, m->key_len);
+        if (m->len)
+                memcpy(a->val, m->payload, m->len);
+        rd_kafka_headers_t *h = NULL;
+        if (!rd_kafka_message_headers(m, &h))
+                a->hdrs = rd_kafka_headers_copy(h);
+        g->n_again++;
+        return true;
+}
+
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
         (void)rk;
         prod_t *g = opaque;
+        if (m->err == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT && g->resend && keep_again(g, m))
+                return;
         if (m->err) {
                 if (!g->failed++)
                         snprintf(g->first_error, sizeof(g->first_error), "%s",
@@ -129,6 +179,13 @@ static rd_kafka_t *kafka_new(prod_t *g) {
                         rd_kafka_conf_destroy(conf);
                         return NULL;
                 }
+        /* A record stuck for 20 s is sent again by a new producer. */
+        if (g->resend &&
+            rd_kafka_conf_set(conf, "message.timeout.ms", "20000", err, sizeof err)) {
+                fprintf(stderr, "gp-produce: message.timeout.ms: %s\n", err);
+                rd_kafka_conf_destroy(conf);
+                return NULL;
+        }
         for (size_t i = 0; i < g->n_xconf; i++)
                 if (rd_kafka_conf_set(conf, g->xconf[2 * i], g->xconf[2 * i + 1], err,
                                       sizeof(err))) {
@@ -404,6 +461,59 @@ static void make_record(prod_t *g, int64_t i, uint64_t *rng, char **val, size_t 
         *vlen = (size_t)n;
 }
 
+/* A new producer for the records that timed out (librdkafka #5430: a
+ * client that saw a partition without a leader while its broker was fenced
+ * may never send to it again), each to its partition as before; the old
+ * producer has nothing left. A record that timed out may have been written
+ * all the same: the topic then holds it twice, as after any retry. */
+static int resend_again(prod_t *g) {
+        struct again *list = g->again;
+        size_t n = g->n_again;
+        g->again = NULL;
+        g->n_again = g->cap_again = 0;
+        fprintf(stderr,
+                "gp-produce: %s: %zu records timed out; sending them again with a new "
+                "producer\n",
+                g->topic, n);
+        rd_kafka_t *fresh = kafka_new(g);
+        int rc = fresh ? 0 : -1;
+        if (fresh) {
+                rd_kafka_destroy(g->rk);
+                g->rk = fresh;
+        } else
+                g->failed += (int64_t)n;
+        for (size_t i = 0; i < n; i++) {
+                struct again *a = &list[i];
+                while (!rc) {
+                        rd_kafka_resp_err_t err = rd_kafka_producev(
+                                g->rk, RD_KAFKA_V_TOPIC(g->topic),
+                                RD_KAFKA_V_PARTITION(a->partition),
+                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                RD_KAFKA_V_KEY(a->key, a->key_len),
+                                RD_KAFKA_V_VALUE(a->val, a->len), RD_KAFKA_V_TIMESTAMP(a->ts),
+                                RD_KAFKA_V_HEADERS(a->hdrs), RD_KAFKA_V_END);
+                        if (!err) {
+                                a->hdrs = NULL; /* the producer's now */
+                                g->resent++;
+                                break;
+                        }
+                        if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+                                fprintf(stderr, "gp-produce: sending again: %s\n",
+                                        rd_kafka_err2str(err));
+                                rc = -1;
+                                break;
+                        }
+                        rd_kafka_poll(g->rk, 50);
+                }
+                if (a->hdrs)
+                        rd_kafka_headers_destroy(a->hdrs);
+                free(a->key);
+                free(a->val);
+        }
+        free(list);
+        return rc;
+}
+
 static int produce_all(prod_t *g) {
         char *pad = malloc((size_t)g->pad + 1);
         char *val = NULL;
@@ -530,13 +640,28 @@ static int produce_all(prod_t *g) {
 out:
         free(pad);
         free(val);
-        /* Wait for every delivery report, with a progress line each second. */
+        /* Wait for every delivery report, with a progress line each second;
+         * with --resend-timed-out, the records that timed out go again
+         * through a new producer once this one has nothing left. */
         int64_t deadline = mono_ms() + g->timeout_ms;
-        while (rd_kafka_outq_len(g->rk) > 0 && mono_ms() < deadline) {
-                rd_kafka_flush(g->rk, 1000);
-                if (rd_kafka_outq_len(g->rk) > 0 && !g->quiet)
-                        fprintf(stderr, "gp-produce: %s: waiting for %d deliveries\n",
-                                g->topic, rd_kafka_outq_len(g->rk));
+        for (;;) {
+                while (rd_kafka_outq_len(g->rk) > 0 && mono_ms() < deadline) {
+                        rd_kafka_flush(g->rk, 1000);
+                        if (rd_kafka_outq_len(g->rk) > 0 && !g->quiet)
+                                fprintf(stderr, "gp-produce: %s: waiting for %d deliveries\n",
+                                        g->topic, rd_kafka_outq_len(g->rk));
+                }
+                if (!g->n_again || rd_kafka_outq_len(g->rk) > 0 || mono_ms() >= deadline || rc)
+                        break;
+                if (resend_again(g))
+                        rc = -1;
+        }
+        if (g->n_again) {
+                fprintf(stderr,
+                        "gp-produce: %zu timed-out records not sent again within %" PRId64
+                        " ms\n",
+                        g->n_again, g->timeout_ms);
+                rc = -1;
         }
         if (rd_kafka_outq_len(g->rk) > 0) {
                 fprintf(stderr, "gp-produce: %d records not delivered within %" PRId64 " ms\n",
@@ -564,7 +689,8 @@ static void usage(FILE *f) {
               "                  [--start-id K] [--ts-start MS] [--ts-step MS] [--disorder "
               "MS]\n"
               "                  [--bad-every K] [--key-every K] [--headers] [--pad-bytes N]\n"
-              "                  [--seed N] [--timeout-ms MS] [-X key=value]... [--quiet]\n"
+              "                  [--seed N] [--timeout-ms MS] [--resend-timed-out] [-X "
+              "key=value]... [--quiet]\n"
               "                  [--format json|avro|confluent] [--schema-id N] [--ts-header "
               "NAME]\n"
               "                  [--pick LIST] [--header NAME=VALUE]...\n"
@@ -635,6 +761,10 @@ static void usage(FILE *f) {
               "  --timeout-ms MS        wait this long for the last deliveries (default "
               "60000)\n"
               "  -X key=value           a librdkafka producer property (repeatable)\n"
+              "  --resend-timed-out     a record whose delivery times out (20 s) is sent\n"
+              "                         again by a new producer, to the same partition, once\n"
+              "                         the old one has nothing left (it may then be in the\n"
+              "                         topic twice); for tests that freeze the broker\n"
               "  --quiet                no progress lines\n"
               "\n"
               "Output: a progress line on stderr every second; at the end \"produced=N\" on\n"
@@ -728,6 +858,7 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 O_SEED,
                 O_TMO,
                 O_QUIET,
+                O_RESEND,
                 O_FMT,
                 O_SID2,
                 O_TSH,
@@ -754,6 +885,7 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                 {"pad-bytes", required_argument, NULL, O_PAD},
                 {"seed", required_argument, NULL, O_SEED},
                 {"timeout-ms", required_argument, NULL, O_TMO},
+                {"resend-timed-out", no_argument, NULL, O_RESEND},
                 {"quiet", no_argument, NULL, O_QUIET},
                 {"format", required_argument, NULL, O_FMT},
                 {"schema-id", required_argument, NULL, O_SID2},
@@ -853,6 +985,9 @@ static int parse_args(prod_t *g, int argc, char **argv) {
                         break;
                 case O_TMO:
                         bad = num("--timeout-ms", optarg, 1, INT32_MAX, &g->timeout_ms);
+                        break;
+                case O_RESEND:
+                        g->resend = true;
                         break;
                 case O_QUIET:
                         g->quiet = true;
