@@ -207,6 +207,13 @@ void gp_hop_step(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
                 p->agree_since = -1;
                 return;
         }
+        /* Promises wait for the first read of this transition: whether
+         * another partition has a committed promise already decides
+         * whether this one's is late (no floor of its own). Before it, an
+         * instance that has read nothing would promise the wall clock + D,
+         * far above the event time of a lagging stream. */
+        if (!ag.read_ms)
+                return;
         bool made = false;
         for (size_t i = 0; i < p->n_pptrs; i++) {
                 gp_part_t *pt = p->pptrs[i];
