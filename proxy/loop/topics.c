@@ -174,6 +174,7 @@ static int ensure_topic(gp_proxy_t *p, const char *name, int need, const char *r
 /* Low or high watermark of one partition, for a start without checkpoint. */
 int64_t gp_topics_start_offset(gp_proxy_t *p, const char *topic, int32_t part, bool latest) {
         int64_t lo = 0, hi = 0;
+        gp_proxy_beat(p); /* a bounded wait on Kafka, maybe one per new partition */
         rd_kafka_resp_err_t e =
                 rd_kafka_query_watermark_offsets(p->cons, topic, part, &lo, &hi, 10000);
         if (e) {
