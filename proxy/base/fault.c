@@ -18,6 +18,12 @@ bool gp_fault_holding(void) {
         return atomic_load(&holding) > 0;
 }
 
+int64_t gp_test_ms(const char *env, int64_t otherwise) {
+        const char *t = getenv(env);
+        long long ms = t ? strtoll(t, NULL, 10) : 0;
+        return ms > 0 ? ms : otherwise;
+}
+
 /* Holds while <prefix>.<name> exists; see proxy/base/fault.h. */
 static void hold(const char *prefix, const char *name) {
         char arm[4096], held[4200];

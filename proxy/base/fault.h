@@ -31,17 +31,22 @@
 #define GP_PROXY_BASE_FAULT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #ifdef GP_TEST_HOOKS
 void gp_fault_point(const char *name);
 bool gp_fault_fails(const char *name);
 bool gp_fault_holding(void);
+/* A bound the test build lets a test shorten: the milliseconds in the
+ * environment variable env when it is set and positive, else otherwise. */
+int64_t gp_test_ms(const char *env, int64_t otherwise);
 #define GP_FAULT(name)       gp_fault_point(name)
 #define GP_FAULT_FAILS(name) gp_fault_fails(name)
 #else
-#define GP_FAULT(name)       ((void)0)
-#define GP_FAULT_FAILS(name) false
-#define gp_fault_holding()   false
+#define GP_FAULT(name)             ((void)0)
+#define GP_FAULT_FAILS(name)       false
+#define gp_fault_holding()         false
+#define gp_test_ms(env, otherwise) ((void)(env), (int64_t)(otherwise))
 #endif
 
 #endif

@@ -20,13 +20,7 @@ struct gp_watchdog {
 };
 
 int64_t gp_watchdog_bound_ms(void) {
-#ifdef GP_TEST_HOOKS
-        const char *t = getenv("GP_TEST_WATCHDOG_MS");
-        long long ms = t ? strtoll(t, NULL, 10) : 0;
-        if (ms > 0)
-                return ms;
-#endif
-        return 2 * (int64_t)GP_KAFKA_WAIT_MS;
+        return gp_test_ms("GP_TEST_WATCHDOG_MS", 2 * (int64_t)GP_KAFKA_WAIT_MS);
 }
 
 static void *watch(void *arg) {

@@ -15,6 +15,7 @@
 
 #include "gate/gate.h"
 #include "proxy/obs/endpoints.h"
+#include "proxy/base/fault.h"
 #include "proxy/base/log.h"
 
 #define MAX_CONNECTIONS      32
@@ -243,14 +244,8 @@ static void process_metrics(text_t *t, const gp_endpoints_t *h) {
 /* A loop that has not passed for this long is stuck: longer than any one
  * Kafka call waits (GP_KAFKA_WAIT_MS), twice, plus a window. */
 static int64_t live_bound_ms(const gp_conf_t *conf) {
-#ifdef GP_TEST_HOOKS
         /* The test build takes a shorter bound, so a held loop fails fast. */
-        const char *t = getenv("GP_TEST_LIVEZ_MS");
-        long long ms = t ? strtoll(t, NULL, 10) : 0;
-        if (ms > 0)
-                return ms;
-#endif
-        return 2 * GP_KAFKA_WAIT_MS + conf->commit_interval_ms;
+        return gp_test_ms("GP_TEST_LIVEZ_MS", 2 * GP_KAFKA_WAIT_MS + conf->commit_interval_ms);
 }
 
 static bool live(const gp_endpoints_t *h, const gp_stats_t *s) {

@@ -273,6 +273,10 @@ kill_inst() { # kill_inst I: SIGKILL, reaped
   wait "${PID[$1]}" 2>/dev/null || true
   PID[$1]=""
 }
+owns() { # owns I N: instance I's log says it owns N partitions now
+  [ "$(grep -oE "partition\(s\); [0-9]+ owned" "$WORK/i$1.log" | tail -n 1 \
+       | grep -oE '[0-9]+')" = "$2" ]
+}
 alive() { # every started instance runs, but one held by SIGSTOP
   local i
   for i in "${!PID[@]}"; do

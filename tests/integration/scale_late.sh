@@ -62,10 +62,6 @@ flow_done() {
   PRODUCER=""
   [ $rc -eq 0 ] && [ $rc2 -eq 0 ] || fail "gp-produce failed ($rc, $rc2)"
 }
-last_owned() {
-  grep -oE "partition\(s\); [0-9]+ owned" "$WORK/i$1.log" | tail -n 1 | grep -oE '[0-9]+ owned' | cut -d' ' -f1
-}
-owns() { [ "$(last_owned "$1")" = "$2" ]; }
 promised() { grep -q "held at offset [0-9]* (event time [0-9]*, promise [0-9]*" "$WORK/i0.log"; }
 
 say "1. i0, then i1 held in its first commit; records to i0's partitions"

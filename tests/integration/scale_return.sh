@@ -59,11 +59,6 @@ flow_done() {
   [ $rc -eq 0 ] || fail "gp-produce failed ($rc)"
 }
 log_has() { grep -qE -- "$2" "$WORK/i$1.log"; }
-# last_owned I: the count in instance I's last "... owned" line
-last_owned() {
-  grep -oE "partition\(s\); [0-9]+ owned" "$WORK/i$1.log" | tail -n 1 | grep -oE '[0-9]+ owned' | cut -d' ' -f1
-}
-owns() { [ "$(last_owned "$1")" = "$2" ]; }
 # held_parts I: the partitions instance I has logged as held for T
 held_parts() {
   grep -oE "$S/[0-9]+ held at offset [0-9]+ \(event time [0-9]+, promise [0-9]+\) until T" \

@@ -104,14 +104,25 @@ static void rig_free(rig_t *r) {
         rmdir(r->dir);
 }
 
-/* Stops the proxy; it must return 0 within 10 s. */
-static void rig_down(rig_t *r) {
-        gp_proxy_stop(r->p);
-        for (int i = 0; i < 1000 && !r->done; i++)
+/* Waits up to secs for gp_proxy_run to return (else fails with what it
+ * went on doing), and joins its thread; its code is in r->code. */
+static void await_end(rig_t *r, int secs, const char *what) {
+        for (int i = 0; i < secs * 100 && !r->done; i++)
                 usleep(10 * 1000);
-        cr_assert(r->done, "gp_proxy_run did not return within 10 s of gp_proxy_stop");
+        cr_assert(r->done, "gp_proxy_run %s", what);
         pthread_join(r->thr, NULL);
+}
+
+/* Stops the proxy, which must return 0 within 10 s. */
+static void rig_stop(rig_t *r) {
+        gp_proxy_stop(r->p);
+        await_end(r, 10, "did not return within 10 s of gp_proxy_stop");
         cr_assert_eq(r->code, 0, "gp_proxy_run returned %d", r->code);
+}
+
+/* Stops the proxy (rig_stop) and frees the rig. */
+static void rig_down(rig_t *r) {
+        rig_stop(r);
         rig_free(r);
 }
 
@@ -285,10 +296,7 @@ Test(loop, failed_rewind_is_fatal, .timeout = 60) {
         rd_kafka_mock_push_request_errors(r.mock, 24 /* AddPartitionsToTxn */, 1,
                                           RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
         produce(&r, 100, 400);
-        for (int i = 0; i < 1000 && !r.done; i++)
-                usleep(10 * 1000);
-        cr_assert(r.done, "gp_proxy_run went on after the rewind failed");
-        pthread_join(r.thr, NULL);
+        await_end(&r, 10, "went on after the rewind failed");
         cr_assert_eq(r.code, GP_EXIT_FATAL, "gp_proxy_run returned %d, not GP_EXIT_FATAL",
                      r.code);
         gp_stats_t s = stats(&r);
@@ -310,12 +318,7 @@ Test(loop, abort_without_transaction_only_rewinds, .timeout = 60) {
         rig_up(&r, "exactly-once");
         produce(&r, 0, 100);
         await_counts(&r, 100, 0, "the first records");
-        gp_proxy_stop(r.p);
-        for (int i = 0; i < 1000 && !r.done; i++)
-                usleep(10 * 1000);
-        cr_assert(r.done, "gp_proxy_run did not return within 10 s of gp_proxy_stop");
-        pthread_join(r.thr, NULL);
-        cr_assert_eq(r.code, 0, "gp_proxy_run returned %d", r.code);
+        rig_stop(&r);
         cr_assert_lt(r.p->txn_begin, 0, "a transaction is open after the run");
         uint64_t aborts = stats(&r).aborts;
         cr_assert_eq(gp_delivery_abort(r.p), GP_TX_OK,
@@ -364,10 +367,7 @@ Test(loop, aborts_without_end_are_fatal, .timeout = 60) {
         rd_kafka_mock_push_request_errors_array(r.mock, 24 /* AddPartitionsToTxn */,
                                                 sizeof refused / sizeof refused[0], refused);
         produce(&r, 100, 400);
-        for (int i = 0; i < 3000 && !r.done; i++)
-                usleep(10 * 1000);
-        cr_assert(r.done, "gp_proxy_run went on aborting for 30 s without a commit");
-        pthread_join(r.thr, NULL);
+        await_end(&r, 30, "went on aborting for 30 s without a commit");
         cr_assert_eq(r.code, GP_EXIT_FATAL, "gp_proxy_run returned %d, not GP_EXIT_FATAL",
                      r.code);
         gp_stats_t s = stats(&r);
