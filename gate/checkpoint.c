@@ -31,13 +31,17 @@ int gp_ckpt_encode(const gp_gate_t *g, const gp_part_t *p, char *buf, size_t len
                 snprintf(tail, sizeof(tail),
                          " sp=%s cp=%s ap=%s rd=%d,%" PRIu64 ",%" PRIu64 " fp=%08" PRIx32, sp,
                          cp, ap, p->ro ? 1 : 0, p->rd[0], p->rd[1], p->fp);
-        } else if (p->sp >= 0 || p->cp >= 0 || p->ap >= 0 || p->ro || p->rd[0] || p->rd[1])
+        } else if (p->sp >= 0 || p->cp >= 0 || p->ap >= 0 || p->ro || p->rd[0] || p->rd[1] ||
+                   g->tid)
                 return -1; /* a gp2 line has no room for them */
+        char tx[32] = "";
+        if (p->fp != GP_FP_NONE)
+                snprintf(tx, sizeof(tx), " tx=%" PRId64, g->tid);
         int n = snprintf(buf, len,
-                         "gp%d seq=%" PRId64 " ph=%s old=%s new=%s T=%s tw=%s hi=%s "
+                         "gp%d seq=%" PRId64 "%s ph=%s old=%s new=%s T=%s tw=%s hi=%s "
                          "n=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " late=%" PRIu64 " st=%" PRIu64
                          ",%" PRIu64 " pr=%s cl=%d%s",
-                         p->fp != GP_FP_NONE ? 4 : 2, g->seq, gp_phase_name(g->phase),
+                         p->fp != GP_FP_NONE ? 5 : 2, g->seq, tx, gp_phase_name(g->phase),
                          gp_colour_name(g->old_c), gp_colour_name(g->new_c), t, tw, hi,
                          p->n[0], p->n[1], p->n[2], p->late, p->since_t[0], p->since_t[1], pr,
                          p->closed ? 1 : 0, tail);
@@ -161,15 +165,18 @@ int gp_ckpt_decode(const char *buf, size_t len, gp_gate_t *g, gp_part_t *p, char
                       : buf[2] == '2'                                  ? 2
                       : buf[2] == '3'                                  ? 3
                       : buf[2] == '4'                                  ? 4
+                      : buf[2] == '5'                                  ? 5
                                                                        : 0;
         if (!version) {
                 snprintf(err, errlen,
-                         "not a gate-proxy checkpoint (no 'gp1' to 'gp4' prefix)");
+                         "not a gate-proxy checkpoint (no 'gp1' to 'gp5' prefix)");
                 return -1;
         }
         bool v2 = version >= 2;
         c.p += 4;
         if ((field = "seq", get_ts(&c, field, &ng.seq)) || ng.seq < 0)
+                goto bad;
+        if (version >= 5 && ((field = "tx", get_ts(&c, field, &ng.tid)) || ng.tid < 0))
                 goto bad;
         if ((field = "ph", get_word(&c, field, w, sizeof(w))) || gp_phase_parse(w, &ng.phase))
                 goto bad;

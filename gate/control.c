@@ -119,10 +119,32 @@ int gp_control_parse(gp_control_t *out, const gp_kv_t *kv, size_t n, char *err,
                 if (parse_int(GP_KEY_REQ_ALIGN, v, 1, &c.req_align_ms, err, errlen))
                         return -1;
         }
+        if ((v = find(kv, n, GP_KEY_TID)) && *v) {
+                /* "N" or "N ended", N >= 1 */
+                const char *sp = strchr(v, ' '), *why = NULL;
+                size_t len = sp ? (size_t)(sp - v) : strlen(v);
+                if (gp_parse_i64(v, len, &c.tid, &why) || c.tid < 1 ||
+                    (sp && strcmp(sp, " ended")))
+                        return fail(err, errlen, GP_KEY_TID,
+                                    "'%s' is not a transition id: N or \"N ended\", N >= 1",
+                                    v);
+                c.tid_ended = sp != NULL;
+        }
         *out = c;
         return 0;
 }
 
+bool gp_control_open(const gp_control_t *c) {
+        return !c->is_first &&
+               (c->stage == GP_STAGE_INITIALIZING || c->stage == GP_STAGE_TRANSITIONING ||
+                c->stage == GP_STAGE_CLEAR_TO_TEARDOWN);
+}
+
+int64_t gp_control_tid(const gp_control_t *c) {
+        return gp_control_open(c) && !c->tid_ended ? c->tid : 0;
+}
+
 bool gp_control_same_transition(const gp_control_t *a, const gp_control_t *b) {
-        return a->active == b->active && a->is_first == b->is_first && a->stage == b->stage;
+        return a->active == b->active && a->is_first == b->is_first && a->stage == b->stage &&
+               a->tid == b->tid && a->tid_ended == b->tid_ended;
 }

@@ -62,6 +62,17 @@
  * offsets left to read again, offsets retention removed first, partitions
  * still reading), "" when there is none. */
 #define GP_KEY_REDELIVERY "gate-proxy.redelivery"
+/* The identity of the map's transition (docs/DESIGN.md, A transition's
+ * identity): "N" while the transition it names is open (stage
+ * INITIALIZING, TRANSITIONING or CLEAR_TO_TEARDOWN, not a first
+ * deployment), "N ended" after it. N is written once per transition, by
+ * `gate-proxy cutover` with TRANSITIONING or by a proxy that sees an open
+ * stage without one, always above every N before it; every checkpoint
+ * line carries the N of its transition (tx=), so a line of an earlier
+ * transition between the same colours is never taken for the current
+ * one, and a map that names an earlier N than a checkpoint is a copy
+ * behind it, never followed. */
+#define GP_KEY_TID "gate-proxy.transition-id"
 /* The headers of a dead-lettered record: the reason, and where it was read
  * (topic/partition/offset). */
 #define GP_HDR_ERROR  "gate-proxy.error"
@@ -90,6 +101,8 @@ typedef struct gp_control {
         int64_t toggle;       /* T as published, GP_TS_NONE when absent */
         int64_t req_cutoff;   /* explicit T asked for, GP_TS_NONE when absent */
         int64_t req_align_ms; /* alignment asked for, 0 when absent */
+        int64_t tid;          /* gate-proxy.transition-id's N, 0 when absent */
+        bool tid_ended;       /* ... written "N ended" */
 } gp_control_t;
 
 const char *gp_stage_name(gp_stage_t s);
@@ -101,8 +114,14 @@ const char *gp_wm_stage_name(gp_wm_stage_t s);
  * "<key>: <reason>" in err. */
 int gp_control_parse(gp_control_t *out, const gp_kv_t *kv, size_t n, char *err, size_t errlen);
 
+/* True when the map asks for a transition: not a first deployment, stage
+ * INITIALIZING, TRANSITIONING or CLEAR_TO_TEARDOWN. */
+bool gp_control_open(const gp_control_t *c);
+/* The id of the open transition the map names: its N while open and not
+ * ended, else 0 (none yet: a proxy writes one). */
+int64_t gp_control_tid(const gp_control_t *c);
 /* True when b still describes the transition a described: same active
- * colour, same first-deployment flag and the same stage. A write planned
+ * colour, same first-deployment flag, the same stage and transition id. A write planned
  * from a is dropped unless this holds for the map read back: the map has
  * moved on (or back: the operator rewrote it for a new deployment). */
 bool gp_control_same_transition(const gp_control_t *a, const gp_control_t *b);

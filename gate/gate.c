@@ -1,6 +1,7 @@
 /* gate/gate.c: phases, routing, watermark and the two decisions of the
  * gate (choosing T, closing the old side).
  * Pure: libc only; time is an argument. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,6 +64,7 @@ void gp_gate_from_control(gp_gate_t *g, const gp_control_t *c, int64_t now) {
         gp_gate_init(g, c->active);
         if (c->is_first)
                 return;
+        g->tid = gp_control_tid(c);
         g->old_c = gp_colour_other(c->active);
         g->new_c = c->active;
         bool has_t = c->wm_stage == GP_WMS_SET && c->toggle != GP_TS_NONE;
@@ -253,8 +255,16 @@ static int apply_control(gp_gate_t *g, gp_part_t *const *parts, size_t n,
                 return 1;
         }
 
+        int64_t cur = gp_control_tid(c);
         if (mid) {
-                if (c->active == g->new_c && c->stage != GP_STAGE_FAILING)
+                bool same = c->active == g->new_c && c->stage != GP_STAGE_FAILING;
+                if (same && g->tid && cur && cur != g->tid)
+                        same = false; /* the map names a later transition */
+                if (same && !g->tid && cur) {
+                        g->tid = cur; /* the map named it after this gate began it */
+                        return 1;
+                }
+                if (same)
                         return 0; /* the same transition goes on */
                 /* The roll to new_c failed, or the map rolled back to the
                  * old colour before the close: abort to the old colour. */
@@ -266,6 +276,11 @@ static int apply_control(gp_gate_t *g, gp_part_t *const *parts, size_t n,
         if (c->active == owner || c->stage == GP_STAGE_FAILING)
                 return 0; /* nothing asked, or a failed roll: the owner stays */
         if (c->stage == GP_STAGE_INITIALIZING || c->stage == GP_STAGE_TRANSITIONING) {
+                /* Begun only under an id (a proxy writes one into the map):
+                 * every line of it carries the id, and a transition that
+                 * ended here is not begun again. */
+                if (!cur || cur == g->tid)
+                        return 0;
                 size_t open = 0;
                 for (size_t i = 0; i < n; i++)
                         open += parts[i]->ro;
@@ -280,6 +295,7 @@ static int apply_control(gp_gate_t *g, gp_part_t *const *parts, size_t n,
                         return 0;
                 }
                 set_phase(g, GP_PHASE_WAITING);
+                g->tid = cur;
                 g->old_c = owner;
                 g->new_c = c->active;
                 g->cutoff = GP_TS_NONE;
@@ -407,6 +423,11 @@ int gp_gate_step(gp_gate_t *g, gp_part_t *const *parts, size_t n, const gp_contr
                  const gp_wm_view_t *wv, const gp_gate_conf_t *conf, int64_t now,
                  gp_step_t *out) {
         memset(out, 0, sizeof(*out));
+        /* A map that names an earlier transition than this gate's is a copy
+         * behind the checkpoints (a lagging watch): nothing is done from
+         * it until it catches up. */
+        if (g->tid && c->tid && c->tid < g->tid)
+                return 0;
         int changed = apply_control(g, parts, n, c, out);
         bool ours = !c->is_first && c->active == g->new_c;
         bool torn = c->stage == GP_STAGE_CLEAR_TO_TEARDOWN || c->stage == GP_STAGE_RUNNING;
@@ -451,10 +472,32 @@ int gp_gate_step(gp_gate_t *g, gp_part_t *const *parts, size_t n, const gp_contr
         return changed;
 }
 
+bool gp_gate_tid_due(const gp_gate_t *g, const gp_control_t *c, int64_t now, char *buf,
+                     size_t len) {
+        int64_t known = g ? g->tid : 0;
+        bool mid = g && (g->phase == GP_PHASE_WAITING || g->phase == GP_PHASE_SPLIT);
+        if (gp_control_open(c) && (!c->tid || c->tid_ended)) {
+                int64_t id = now > 0 ? now : 1;
+                if (known >= id && known < INT64_MAX)
+                        id = known + 1;
+                if (c->tid >= id && c->tid < INT64_MAX)
+                        id = c->tid + 1;
+                snprintf(buf, len, "%" PRId64, id);
+                return true;
+        }
+        if (!gp_control_open(c) && c->tid && !c->tid_ended && !mid) {
+                snprintf(buf, len, "%" PRId64 " ended", c->tid);
+                return true;
+        }
+        return false;
+}
+
 bool gp_gate_publication(const gp_gate_t *g, const gp_control_t *c, gp_publish_t *out) {
         memset(out, 0, sizeof(*out));
         if (c->is_first || c->active != g->new_c || c->stage != GP_STAGE_TRANSITIONING)
                 return false;
+        if (g->tid && gp_control_tid(c) != g->tid)
+                return false; /* the map is at another transition, or has no id yet */
         switch (g->phase) {
         case GP_PHASE_WAITING:
                 if (c->wm_stage != GP_WMS_NONE)
@@ -491,6 +534,16 @@ int gp_gate_adopt(gp_gate_t *g, const gp_gate_t *line, char *err, size_t errlen)
         int rg = transition_rank(g->phase), rl = transition_rank(line->phase);
         int64_t seq = g->seq > line->seq ? g->seq : line->seq;
         int changed = 0;
+        if (g->tid && line->tid != g->tid) {
+                bool open = g->phase == GP_PHASE_WAITING || g->phase == GP_PHASE_SPLIT ||
+                            g->phase == GP_PHASE_ABORTED;
+                if (line->tid > g->tid && !open) {
+                        *g = *line;
+                        changed = 1;
+                }
+                g->seq = seq;
+                return changed;
+        }
         if (rg >= 0 && rl >= 0 && g->old_c == line->old_c && g->new_c == line->new_c) {
                 if (g->cutoff != GP_TS_NONE && line->cutoff != GP_TS_NONE &&
                     g->cutoff != line->cutoff) {
@@ -506,6 +559,10 @@ int gp_gate_adopt(gp_gate_t *g, const gp_gate_t *line, char *err, size_t errlen)
                         g->phase = line->phase;
                         g->cutoff = line->cutoff;
                         g->cutoff_wall = line->cutoff_wall;
+                        changed = 1;
+                }
+                if (!g->tid && line->tid) {
+                        g->tid = line->tid;
                         changed = 1;
                 }
         } else if (line->seq > g->seq &&

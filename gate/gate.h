@@ -47,6 +47,7 @@ typedef struct gp_gate {
         int64_t cutoff;      /* T, GP_TS_NONE until chosen */
         int64_t cutoff_wall; /* wall-clock ms when T was chosen */
         int64_t seq;         /* checkpoint sequence, +1 per commit */
+        int64_t tid;         /* the transition's id (GP_KEY_TID); 0: none known */
 } gp_gate_t;
 
 /* What one source partition has seen. All but last_wall is checkpointed. */
@@ -177,6 +178,15 @@ typedef struct gp_publish {
         bool clear_to_teardown; /* write stage=CLEAR_TO_TEARDOWN */
 } gp_publish_t;
 
+/* What gate-proxy.transition-id (GP_KEY_TID) should say and the map does
+ * not: an open map without a current id gets one above now (wall ms),
+ * the map's last id and g's; a map no longer open whose id is still open
+ * gets "N ended" once g has left the transition (g NULL: no gate yet; a
+ * gate mid-way holds a map that went back to RUNNING for invalid, not for
+ * an end). True with the value in buf. */
+bool gp_gate_tid_due(const gp_gate_t *g, const gp_control_t *c, int64_t now, char *buf,
+                     size_t len);
+
 /* Fills out and returns true when the map lacks something g has decided. */
 bool gp_gate_publication(const gp_gate_t *g, const gp_control_t *c, gp_publish_t *out);
 
@@ -184,11 +194,18 @@ bool gp_gate_publication(const gp_gate_t *g, const gp_control_t *c, gp_publish_t
  * (another partition's, perhaps written by another instance), so that
  * every partition is routed by one set of decisions (docs/DESIGN.md,
  * Scale-out):
+ * - two transition ids (tid), both known and different: the line of the
+ *   earlier transition is stale and gives nothing; the later one's
+ *   decisions are taken only by a gate no transition is open in (STEADY
+ *   or CLOSED): an open one ends by the map (an abort), and an aborted
+ *   one re-delivers first;
  * - the same transition (old and new colour alike, both WAITING, SPLIT or
  *   CLOSED): the further phase wins (a T chosen, the old side closed);
  *   two different T are a conflict: -1, g unchanged, the reason in err;
+ *   a gate without an id takes the line's;
  * - otherwise (decisions the map drove: a new transition, an abort, a
- *   first deployment) the higher seq wins.
+ *   first deployment) the higher seq wins, unless the line has no id and
+ *   the gate has one (a line from before transition ids: older).
  * g->seq becomes the higher of the two (a Lamport clock: a line written
  * after its writer took another line's decisions has a higher seq).
  * Returns 1 when the decisions of g changed, 0 when not. */

@@ -74,7 +74,8 @@ if [ "$label" = integration ]; then
 fi
 
 # Tests that need a fixture (the Kubernetes, schema registry, Flink and
-# image tests) run on the first broker only, after the others.
+# image tests) run on the first broker only, after the others, one at a
+# time (the Kubernetes tests share one API server, which one restarts).
 needs_fixture='k8s|registry|flink|image'
 first=1
 for v in $versions; do
@@ -87,7 +88,10 @@ for v in $versions; do
   fi
   GP_BOOTSTRAP=$("$broker" bootstrap) || failed=1
   export GP_BOOTSTRAP
-  (cd "$build" && ctest -L "$label" -LE "$needs_fixture" --output-on-failure) || failed=1
+  # Two at a time: each test has topics and a group of its own; the one
+  # that restarts the broker runs alone, and the scale-out tests take
+  # turns on the two cores (tests/integration/CMakeLists.txt).
+  (cd "$build" && ctest -L "$label" -LE "$needs_fixture" --output-on-failure -j2) || failed=1
   if [ $first -eq 1 ]; then
     wait_builds
     step "integration tests that need a fixture, on Kafka $v"

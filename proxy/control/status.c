@@ -173,6 +173,32 @@ static int publish(gp_status_t *s, const gp_gate_t *g) {
         return -1;
 }
 
+/* Names the map's open transition, or marks its id ended, when the map
+ * does not say so yet (gp_control_tid_due): one compare-and-set write,
+ * the same from every member. g: the last committed gate (NULL: none
+ * yet). 1: written, 0: nothing to write or dropped, -1: to be tried again
+ * later. */
+static int name_transition(gp_status_t *s, const gp_gate_t *g) {
+        const gp_control_t *ctl = gp_ctl_current(s->ctl);
+        char id[32];
+        if (!ctl || !gp_gate_tid_due(g, ctl, gp_now_ms(), id, sizeof id))
+                return 0;
+        gp_control_t base = *ctl;
+        gp_kv_t kv = {GP_KEY_TID, id};
+        gp_err_t err;
+        gp_errcode_t rc = gp_ctl_patch(s->ctl, &kv, 1, &base, &err);
+        count(s, rc);
+        if (rc == GP_OK) {
+                gp_info("published %s=%s", GP_KEY_TID, id);
+                return 1;
+        }
+        if (rc == GP_ERR_DROPPED || rc == GP_ERR_INVALID)
+                return 0; /* decided again on the map as it is now */
+        gp_warn("naming the transition in %s failed (%s); retrying in 1 s",
+                gp_ctl_describe(s->ctl), err.msg);
+        return -1;
+}
+
 static void *run(void *arg) {
         gp_status_t *s = arg;
         gp_status_kv_t *st = &s->writing;
@@ -197,12 +223,16 @@ static void *run(void *arg) {
                 bool moved = gp_ctl_poll(s->ctl, false) == 1;
                 if (write_st)
                         write_status(s, st);
-                if (have_gate && (moved || gate_new || write_st ||
-                                  (retry_at && gp_mono_ms() >= retry_at))) {
-                        int rc, steps = 0;
-                        while ((rc = publish(s, &g)) == 1 && ++steps < 4)
-                                ;
+                bool due = moved || gate_new || write_st ||
+                           (retry_at && gp_mono_ms() >= retry_at);
+                if (due) {
+                        int rc = name_transition(s, have_gate ? &g : NULL), steps = 0;
                         retry_at = rc < 0 ? gp_mono_ms() + RETRY_MS : 0;
+                        while (have_gate && rc >= 0 && (rc = publish(s, &g)) == 1 &&
+                               ++steps < 4)
+                                ;
+                        if (rc < 0)
+                                retry_at = gp_mono_ms() + RETRY_MS;
                 }
 
                 pthread_mutex_lock(&s->w.lock);
@@ -278,7 +308,7 @@ void gp_status_committed(gp_status_t *s, const gp_gate_t *committed) {
         pthread_mutex_lock(&s->w.lock);
         /* Every commit bumps seq; only a change of decisions is news. */
         if (!s->have_gate || a->phase != b->phase || a->old_c != b->old_c ||
-            a->new_c != b->new_c || a->cutoff != b->cutoff) {
+            a->new_c != b->new_c || a->cutoff != b->cutoff || a->tid != b->tid) {
                 s->gate = *committed;
                 s->have_gate = s->gate_new = true;
                 s->posted++;

@@ -25,20 +25,23 @@ struct gp_agreer {
         gp_worker_t w; /* w.lock guards what follows */
         bool want;     /* a transition is asked */
         gp_colour_t old, new_c;
+        int64_t tid;     /* the transition's id; 0: any line of its colours */
         int64_t cutoff;  /* T once known: the read counts the partitions closed by it */
         gp_agreed_t got; /* for got_old -> got_new, got_cutoff */
         gp_colour_t got_old, got_new;
-        int64_t got_cutoff;
+        int64_t got_tid, got_cutoff;
         bool have;
         uint64_t gen;   /* +1 per change of what is asked: a read of another ask is dropped */
         char said[256]; /* the thread's last logged trouble */
 };
 
-/* One read of every partition's committed checkpoint for old -> new_c
- * (and, with cutoff set, which of them closed the old side under it).
+/* One read of every partition's committed checkpoint for the transition
+ * tid, old -> new_c (and, with cutoff set, which of them closed the old
+ * side under it). A line of another transition (an earlier one between
+ * the same colours, left by a member that died in it) counts as none.
  * -1: the read failed (out untouched). */
-static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t cutoff,
-                    gp_agreed_t *out) {
+static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t tid,
+                    int64_t cutoff, gp_agreed_t *out) {
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(64);
         for (int t = 0; t < a->n_topics; t++) {
                 int n = gp_client_partitions(a->rk, a->topics[t], WAIT_MS);
@@ -74,7 +77,7 @@ static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t 
                 if (tp->err || !tp->metadata || !tp->metadata_size ||
                     gp_ckpt_decode(tp->metadata, tp->metadata_size, &g, &part, why,
                                    sizeof why) ||
-                    g.old_c != old || g.new_c != new_c)
+                    g.old_c != old || g.new_c != new_c || (tid && g.tid != tid))
                         continue;
                 if (!gp_fp_counts(a->fp, part.fp)) {
                         /* Written under other settings: no promise, no T
@@ -124,17 +127,18 @@ static void *run(void *arg) {
                         continue;
                 }
                 gp_colour_t old = a->old, new_c = a->new_c;
-                int64_t cutoff = a->cutoff;
+                int64_t tid = a->tid, cutoff = a->cutoff;
                 uint64_t gen = a->gen;
                 pthread_mutex_unlock(&a->w.lock);
                 gp_agreed_t r;
-                int rc = read_all(a, old, new_c, cutoff, &r);
+                int rc = read_all(a, old, new_c, tid, cutoff, &r);
                 r.read_ms = gp_now_ms();
                 pthread_mutex_lock(&a->w.lock);
                 if (rc == 0 && gen == a->gen) {
                         a->got = r;
                         a->got_old = old;
                         a->got_new = new_c;
+                        a->got_tid = tid;
                         a->got_cutoff = cutoff;
                         a->have = true;
                         if (a->said[0])
@@ -214,19 +218,21 @@ void gp_agreer_destroy(gp_agreer_t *a) {
         free(a);
 }
 
-void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t cutoff,
-                   gp_agreed_t *out) {
+void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t tid,
+                   int64_t cutoff, gp_agreed_t *out) {
         *out = (gp_agreed_t){.cutoff = GP_TS_NONE};
         pthread_mutex_lock(&a->w.lock);
-        if (!a->want || a->old != old || a->new_c != new_c || a->cutoff != cutoff) {
+        if (!a->want || a->old != old || a->new_c != new_c || a->tid != tid ||
+            a->cutoff != cutoff) {
                 a->want = true;
                 a->old = old;
                 a->new_c = new_c;
+                a->tid = tid;
                 a->cutoff = cutoff;
                 a->have = false;
                 a->gen++;
                 gp_worker_wake(&a->w);
-        } else if (a->have && a->got_old == old && a->got_new == new_c &&
+        } else if (a->have && a->got_old == old && a->got_new == new_c && a->got_tid == tid &&
                    a->got_cutoff == cutoff)
                 *out = a->got;
         pthread_mutex_unlock(&a->w.lock);

@@ -40,12 +40,13 @@ typedef struct gp_agreed {
         int64_t read_ms;   /* wall ms of that read; 0: none yet */
 } gp_agreed_t;
 
-/* Asks for transition old -> new_c, with cutoff its T once known
+/* Asks for transition tid (gate/control.h, GP_KEY_TID; 0: any of these
+ * colours) old -> new_c, with cutoff its T once known
  * (GP_TS_NONE before: the thread then looks for T; after, for the
  * partitions closed under it). The thread reads until asked about another
  * one or gp_agreer_idle; out is what its last read of this ask found. */
-void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t cutoff,
-                   gp_agreed_t *out);
+void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t tid,
+                   int64_t cutoff, gp_agreed_t *out);
 
 /* No transition open: the thread stops reading. */
 void gp_agreer_idle(gp_agreer_t *a);

@@ -266,7 +266,7 @@ static rd_kafka_resp_err_t committed(gp_proxy_t *p, rd_kafka_topic_partition_lis
 
 /* Takes the decisions of one committed line into g. -1: a conflict or a
  * line that is no checkpoint (fail() called). */
-static int adopt(gp_proxy_t *p, gp_gate_t *g, bool *known,
+static int adopt(gp_proxy_t *p, gp_gate_t *g, bool *known, bool lines_only,
                  const rd_kafka_topic_partition_t *tp, gp_part_t *part, gp_gate_t *line_out) {
         gp_gate_t line;
         gp_part_t scratch;
@@ -282,8 +282,12 @@ static int adopt(gp_proxy_t *p, gp_gate_t *g, bool *known,
         }
         if (line_out)
                 *line_out = line;
-        if (!*known) {
+        /* A gate made of lines alone (this member routed none of them
+         * yet) is the latest transition's, whichever line comes first. */
+        if (!*known || (lines_only && line.tid > g->tid)) {
+                int64_t seq = *known && g->seq > line.seq ? g->seq : line.seq;
                 *g = line;
+                g->seq = seq;
                 *known = true;
                 return 0;
         }
@@ -300,7 +304,8 @@ static int adopt(gp_proxy_t *p, gp_gate_t *g, bool *known,
 /* Every partition's committed line, for a partition that comes without
  * one: the pipeline's decisions are in the others'. Sets *history when
  * some partition has one. */
-static int adopt_all(gp_proxy_t *p, gp_gate_t *g, bool *known, bool *history) {
+static int adopt_all(gp_proxy_t *p, gp_gate_t *g, bool *known, bool lines_only,
+                     bool *history) {
         rd_kafka_topic_partition_list_t *all = rd_kafka_topic_partition_list_new(8);
         for (int t = 0; t < p->n_topics; t++)
                 for (int i = 0; i < p->topics[t].n; i++)
@@ -319,7 +324,7 @@ static int adopt_all(gp_proxy_t *p, gp_gate_t *g, bool *known, bool *history) {
                 if (all->elems[k].offset < 0)
                         continue;
                 *history = true;
-                rc = adopt(p, g, known, &all->elems[k], NULL, NULL);
+                rc = adopt(p, g, known, lines_only, &all->elems[k], NULL, NULL);
         }
         rd_kafka_topic_partition_list_destroy(all);
         return rc;
@@ -340,6 +345,7 @@ static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_copy(parts);
         gp_gate_t g = p->gate;
         bool known = p->gate_known && p->n_pptrs > 0, fresh = false, history = false;
+        bool lines_only = !known;
         int64_t now = gp_now_ms();
         rd_kafka_resp_err_t e = committed(p, l);
         if (e) {
@@ -381,13 +387,13 @@ static void on_assign(gp_proxy_t *p, rd_kafka_topic_partition_list_t *parts) {
                         continue;
                 }
                 history = true;
-                if (adopt(p, &g, &known, tp, &parts_st[i], &lines[i])) {
+                if (adopt(p, &g, &known, lines_only, tp, &parts_st[i], &lines[i])) {
                         free(parts_st);
                         free(lines);
                         goto out;
                 }
         }
-        if (fresh && adopt_all(p, &g, &known, &history)) {
+        if (fresh && adopt_all(p, &g, &known, lines_only, &history)) {
                 free(parts_st);
                 free(lines);
                 goto out;

@@ -101,7 +101,8 @@ static void closing(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
                 gp_debug("%zu partition(s) closed the old side by their own watermark", newly);
         }
         gp_agreed_t ag;
-        gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, p->gate.cutoff, &ag);
+        gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, p->gate.tid, p->gate.cutoff,
+                      &ag);
         agree_stats(p, &ag);
         other_settings(p, &ag);
         char note[sizeof p->close_note] = "";
@@ -180,7 +181,7 @@ void gp_hop_step(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
         for (size_t i = 0; i < p->n_pptrs; i++)
                 p->pptrs[i]->closed = false;
         gp_agreed_t ag;
-        gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, GP_TS_NONE, &ag);
+        gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, p->gate.tid, GP_TS_NONE, &ag);
         agree_stats(p, &ag);
         other_settings(p, &ag);
         if (ag.cutoff != GP_TS_NONE) {

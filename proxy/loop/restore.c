@@ -171,9 +171,12 @@ gp_errcode_t gp_restore(gp_proxy_t *p, const gp_control_t *ctl, gp_err_t *err) {
                         p->stats.n_base[d] += ps->work.st.n[d];
                 p->stats.late_base += ps->work.st.late;
                 /* The decisions of every line taken together (gp_gate_adopt):
-                 * with one writer, the highest seq's. */
-                if (best_seq < 0) {
+                 * with one writer, the highest seq's; of the latest
+                 * transition, whichever line comes first. */
+                if (best_seq < 0 || g.tid > p->gate.tid) {
+                        int64_t seq = best_seq > g.seq ? best_seq : g.seq;
                         p->gate = g;
+                        p->gate.seq = seq;
                 } else if (gp_gate_adopt(&p->gate, &g, derr, sizeof(derr)) < 0) {
                         gp_err_set(err, GP_ERR_INVALID, "%s/%d: %s", tp->topic, tp->partition,
                                    derr);

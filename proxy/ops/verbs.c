@@ -123,11 +123,16 @@ static int update(const char *cmd, gp_ctl_t *ctl, const char *rv, const gp_kv_t 
 
 int gp_ops_ctl_init(gp_ctl_t *ctl, gp_colour_t active, int force) {
         gp_err_t err;
+        /* An id ended at the start: every transition's is above it, and a
+         * copy of this map is older than any of them (gate/control.h). */
+        char tid[40];
+        snprintf(tid, sizeof tid, "%" PRId64 " ended", gp_now_ms());
         gp_kv_t kv[] = {{GP_KEY_ACTIVE, gp_colour_upper(active)},
                         {GP_KEY_STAGE, "RUNNING"},
                         {GP_KEY_FIRST, "true"},
-                        {GP_KEY_DELAY, "0"}};
-        gp_errcode_t rc = gp_ctl_create(ctl, kv, 4, force, &err);
+                        {GP_KEY_DELAY, "0"},
+                        {GP_KEY_TID, tid}};
+        gp_errcode_t rc = gp_ctl_create(ctl, kv, 5, force, &err);
         if (rc == GP_ERR_CONFLICT) {
                 fprintf(stderr, "gate-proxy init: %s exists; use --force to overwrite it\n",
                         gp_ctl_describe(ctl));
@@ -195,7 +200,13 @@ int gp_ops_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
                                 gp_colour_name(o->to));
                         return 1;
                 }
+                /* The new transition's id, above the map's last one
+                 * (gate/control.h). */
+                char tid[24];
+                snprintf(tid, sizeof tid, "%" PRId64,
+                         c.tid >= gp_now_ms() ? c.tid + 1 : gp_now_ms());
                 gp_kv_t kv[] = {
+                        {GP_KEY_TID, tid},
                         {GP_KEY_ACTIVE, gp_colour_upper(o->to)},
                         {GP_KEY_STAGE, "TRANSITIONING"},
                         {GP_KEY_FIRST, "false"},
@@ -461,9 +472,9 @@ int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
                 rc = 1;
         } else
                 printf("requested   active=%s stage=%s first-deployment=%s delay=%" PRId64
-                       " ms\n",
+                       " ms transition-id=%s\n",
                        gp_colour_upper(c.active), gp_stage_name(c.stage),
-                       c.is_first ? "true" : "false", c.delay_ms);
+                       c.is_first ? "true" : "false", c.delay_ms, get(cm, GP_KEY_TID));
         const char *t = gp_cm_get(cm, GP_KEY_TOGGLE);
         int64_t tv;
         const char *why;

@@ -91,6 +91,10 @@ static void assert_same(const char *what, size_t i, const gp_gate_t *ga, const g
         "gp4 seq=42 ph=split old=blue new=green T=1700000000000 tw=1700000000123 "            \
         "hi=1699999999000 n=10,3,0 late=0 st=2,3 pr=1700000000000 cl=0"
 #define OK4_LINE OK4_NO_TAIL " sp=- cp=- ap=- rd=0,0,0 fp=5d1c39a2"
+#define OK5_NO_TAIL                                                                           \
+        "gp5 seq=42 tx=0 ph=split old=blue new=green T=1700000000000 tw=1700000000123 "       \
+        "hi=1699999999000 n=10,3,0 late=0 st=2,3 pr=1700000000000 cl=0"
+#define OK5_LINE OK5_NO_TAIL " sp=- cp=- ap=- rd=0,0,0 fp=5d1c39a2"
 
 static void assert_refused(const char *what, size_t i, const char *buf, size_t len,
                            const char *want_in_err);
@@ -124,6 +128,7 @@ static size_t make_states(state_t *s) {
         s[n++] = st("aborted without T", 6, GP_PHASE_ABORTED, G, G, NONE, NONE, NONE, 0, 0, 9,
                     0, 0, 0);
         s[4].p.promise = 1700000000000; /* doc example */
+        s[4].g.tid = 1733150000123;
         s[4].p.fp = 0x5d1c39a2;
         s[4].p.sp = 5120;
         s[1].p.fp = 1; /* the smallest fingerprint */
@@ -196,13 +201,13 @@ Test(checkpoint, documented_format) {
         char line[GP_CKPT_MAX];
         gp_ckpt_encode(&s[4].g, &s[4].p, line, sizeof(line));
         cr_assert_str_eq(line,
-                         "gp4 seq=42 ph=split old=blue new=green T=1700000000000 "
-                         "tw=1700000000123 hi=1699999999000 n=10,3,0 late=0 st=2,3 "
-                         "pr=1700000000000 cl=0 sp=5120 cp=- ap=- rd=0,0,0 fp=5d1c39a2",
+                         "gp5 seq=42 tx=1733150000123 ph=split old=blue new=green "
+                         "T=1700000000000 tw=1700000000123 hi=1699999999000 n=10,3,0 late=0 "
+                         "st=2,3 pr=1700000000000 cl=0 sp=5120 cp=- ap=- rd=0,0,0 fp=5d1c39a2",
                          "the example in checkpoint.h");
         gp_ckpt_encode(&s[9].g, &s[9].p, line, sizeof(line));
         cr_assert(strstr(line, " pr=1699999940000 cl=1 sp=- cp=- ap=- rd=0,0,0 fp=abcdef01") &&
-                          !strncmp(line, "gp4 ", 4) && line[strlen(line) - 1] == '1',
+                          !strncmp(line, "gp5 ", 4) && line[strlen(line) - 1] == '1',
                   "closed row: '%s'", line);
         gp_ckpt_encode(&s[1].g, &s[1].p, line, sizeof(line));
         cr_assert(strstr(line, " fp=00000001") != NULL, "leading zeros kept: '%s'", line);
@@ -232,7 +237,7 @@ Test(checkpoint, reads_gp2) {
         cr_assert_str_eq(line, OK_LINE);
         p.fp = 0x5d1c39a2;
         gp_ckpt_encode(&g, &p, line, sizeof(line));
-        cr_assert_str_eq(line, OK4_LINE);
+        cr_assert_str_eq(line, OK5_LINE);
         gp_part_t p3;
         gp_part_init(&p3, 7);
         p3.sp = 4; /* overwritten */
@@ -244,7 +249,21 @@ Test(checkpoint, reads_gp2) {
                           !p3.rd[1],
                   "a gp3 line has no re-delivery");
         gp_ckpt_encode(&g, &p3, line, sizeof(line));
-        cr_assert_str_eq(line, OK4_LINE, "a gp3 line is written back as gp4");
+        cr_assert_str_eq(line, OK5_LINE, "a gp3 line is written back as gp5");
+        /* A gp4 line (before tx) reads as no transition id, written back
+         * as gp5 with tx=0. */
+        gp_part_t p4;
+        gp_part_init(&p4, 7);
+        cr_assert_eq(gp_ckpt_decode(OK4_LINE, strlen(OK4_LINE), &g, &p4, err, sizeof(err)), 0,
+                     "%s", err);
+        cr_assert_eq(g.tid, 0);
+        gp_ckpt_encode(&g, &p4, line, sizeof(line));
+        cr_assert_str_eq(line, OK5_LINE, "a gp4 line is written back as gp5");
+        /* Without a fingerprint there is no room for a transition id. */
+        g.tid = 9;
+        p4.fp = GP_FP_NONE;
+        cr_assert_eq(gp_ckpt_encode(&g, &p4, line, sizeof(line)), -1);
+        g.tid = 0;
         /* Without a fingerprint there is no room for the re-delivery. */
         p3.fp = GP_FP_NONE;
         p3.ap = 3;
@@ -329,8 +348,19 @@ Test(checkpoint, malformed_lines) {
                 {"gp1 ", "'seq'"},
                 {"gp3 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
                  "'pr'"},
-                {"gp5 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                {"gp6 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
                  "gp1"},
+                {"gp5 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
+                 "'tx'"},
+                {"gp5 seq=42 tx=x ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 "
+                 "st=0,0",
+                 "'tx'"},
+                {"gp5 seq=42 tx=-1 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 "
+                 "st=0,0",
+                 "'tx'"},
+                {"gp5 seq=42 tx=- ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 "
+                 "st=0,0",
+                 "'tx'"},
                 {"gp4 seq=42 ph=split old=blue new=green T=1 tw=1 hi=- n=0,0,0 late=0 st=0,0",
                  "'pr'"},
                 {OK4_NO_TAIL " fp=5d1c39a2", "'sp'"},
@@ -584,11 +614,11 @@ static void mutate(char (*words)[64], size_t nw) {
                 }
 }
 
-/* ... of a gp2, a gp3 and a gp4 line. */
+/* ... of a gp2, a gp3, a gp4 and a gp5 line. */
 Test(checkpoint, structural_mutations) {
-        static const char *const oks[] = {OK_LINE, OK3_LINE, OK4_LINE};
-        static const size_t words_of[] = {13, 14, 18};
-        for (size_t o = 0; o < 3; o++) {
+        static const char *const oks[] = {OK_LINE, OK3_LINE, OK4_LINE, OK5_LINE};
+        static const size_t words_of[] = {13, 14, 18, 19};
+        for (size_t o = 0; o < 4; o++) {
                 char words[24][64];
                 size_t nw = 0;
                 char tmp[GP_CKPT_MAX];

@@ -438,3 +438,61 @@ Test(disagreement, stage_going_back_is_another_transition,
         cr_assert(!gp_control_same_transition(&a, &b),
                   "CLEAR_TO_TEARDOWN -> TRANSITIONING is a new deployment");
 }
+
+/* gate-proxy.transition-id: "N" or "N ended", N >= 1; absent is 0. A
+ * value of another form makes the map invalid (the last good one stays),
+ * never a guess. */
+Test(control, transition_id) {
+        static const struct {
+                const char *v;
+                int rc;
+                int64_t tid;
+                bool ended;
+        } rows[] = {
+                {"1733150000123", 0, 1733150000123, false},
+                {"1733150000123 ended", 0, 1733150000123, true},
+                {"1", 0, 1, false},
+                {"", 0, 0, false},
+                {"0", -1, 0, false},
+                {"-5", -1, 0, false},
+                {"12 done", -1, 0, false},
+                {"12  ended", -1, 0, false},
+                {"12 ended ", -1, 0, false},
+                {"x", -1, 0, false},
+                {" 12", -1, 0, false},
+                {"ended", -1, 0, false},
+        };
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+                gp_kv_t kv[] = {REQ("GREEN", "TRANSITIONING", "false"),
+                                {GP_KEY_TID, rows[i].v}};
+                gp_control_t c;
+                char err[256] = "";
+                int rc = gp_control_parse(&c, kv, sizeof(kv) / sizeof(kv[0]), err, sizeof err);
+                cr_assert_eq(rc, rows[i].rc, "'%s': rc %d (%s)", rows[i].v, rc, err);
+                if (rc) {
+                        cr_assert(strstr(err, GP_KEY_TID ": '"), "'%s': %s", rows[i].v, err);
+                        continue;
+                }
+                cr_assert(c.tid == rows[i].tid && c.tid_ended == rows[i].ended,
+                          "'%s': tid %" PRId64 " ended %d", rows[i].v, c.tid, c.tid_ended);
+                cr_assert_eq(gp_control_tid(&c), rows[i].ended ? 0 : rows[i].tid, "'%s'",
+                             rows[i].v);
+        }
+        /* Another id is another transition; an id is current only while
+         * the map is open. */
+        gp_control_t a = C(G, GP_STAGE_TRANSITIONING, false), b = a;
+        a.tid = 5;
+        b.tid = 6;
+        cr_assert(!gp_control_same_transition(&a, &b));
+        b.tid = 5;
+        b.tid_ended = true;
+        cr_assert(!gp_control_same_transition(&a, &b));
+        b.tid_ended = false;
+        cr_assert(gp_control_same_transition(&a, &b));
+        a.stage = GP_STAGE_RUNNING;
+        cr_assert_eq(gp_control_tid(&a), 0);
+        a.stage = GP_STAGE_CLEAR_TO_TEARDOWN;
+        cr_assert_eq(gp_control_tid(&a), 5);
+        a.is_first = true;
+        cr_assert_eq(gp_control_tid(&a), 0);
+}

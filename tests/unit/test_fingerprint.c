@@ -206,7 +206,7 @@ Test(fingerprint, between_owners) {
                      GP_FP_PENDING);
 }
 
-/* The fingerprint in the line: written as gp4, read back the same. */
+/* The fingerprint in the line: written as gp5, read back the same. */
 Test(fingerprint, in_the_checkpoint) {
         gp_gate_t g;
         gp_part_t p, q;
@@ -217,7 +217,7 @@ Test(fingerprint, in_the_checkpoint) {
         char line[GP_CKPT_MAX], want[32], err[128];
         int n = gp_ckpt_encode(&g, &p, line, sizeof line);
         snprintf(want, sizeof want, " fp=%08x", p.fp);
-        cr_assert(n > 0 && !strncmp(line, "gp4 ", 4) && strstr(line, want), "'%s'", line);
+        cr_assert(n > 0 && !strncmp(line, "gp5 ", 4) && strstr(line, want), "'%s'", line);
         gp_part_init(&q, 0);
         cr_assert_eq(gp_ckpt_decode(line, (size_t)n, &g, &q, err, sizeof err), 0, "%s", err);
         cr_assert_eq(q.fp, p.fp);

@@ -77,6 +77,7 @@ static gp_gate_t mk_gate(gp_phase_t ph, gp_colour_t old_c, gp_colour_t new_c, in
         g.new_c = new_c;
         g.cutoff = t;
         g.cutoff_wall = tw;
+        g.tid = 1; /* the map names it (run_steps) */
         return g;
 }
 
@@ -122,14 +123,44 @@ static void check_err(const char *scen, size_t i, const char *what, const char *
                           what, err, s);
 }
 
+/* The map's transition id as the proxies keep it (gp_gate_tid_due,
+ * written before the loop steps): a row without one of its own gets the
+ * map's, named or ended as the rows go; a row that asks for another
+ * colour than the one before is a rewritten map (the operator's, at a new
+ * deployment), which names none. */
+static void name_map(gp_control_t *c, int64_t *tid, bool *ended, gp_colour_t *was,
+                     const gp_gate_t *g, int64_t now) {
+        if (c->tid)
+                return;
+        if (c->active != *was && gp_control_open(c))
+                *ended = true;
+        *was = c->active;
+        c->tid = *tid;
+        c->tid_ended = *ended;
+        char v[32];
+        if (gp_gate_tid_due(g, c, now, v, sizeof v)) {
+                *ended = strstr(v, "ended") != NULL;
+                *tid = strtoll(v, NULL, 10);
+        }
+        c->tid = *tid;
+        c->tid_ended = *ended;
+}
+
 static void run_steps(const char *scen, gp_gate_t *g, gp_part_t *const *parts, size_t n,
                       const gp_gate_conf_t *conf, const step_t *st, size_t ns) {
+        /* The map names the gate's transition: open while one is. */
+        int64_t tid = g->tid;
+        bool ended = g->phase != GP_PHASE_WAITING && g->phase != GP_PHASE_SPLIT &&
+                     g->phase != GP_PHASE_CLOSED;
+        gp_colour_t was = g->new_c;
         for (size_t i = 0; i < ns; i++) {
                 const step_t *s = &st[i];
                 gp_gate_t before = *g;
                 gp_step_t out;
+                gp_control_t c = s->c;
+                name_map(&c, &tid, &ended, &was, g, (int64_t)i + 1);
                 memset(&out, 0x5a, sizeof(out)); /* must be cleared by the step */
-                int ch = gp_gate_step(g, parts, n, &s->c, &s->wv, conf, s->now, &out);
+                int ch = gp_gate_step(g, parts, n, &c, &s->wv, conf, s->now, &out);
 
                 cr_assert_eq(ch != 0, s->changed != 0, "%s step %zu '%s': changed=%d, want %d",
                              scen, i, s->what, ch, s->changed);
@@ -901,7 +932,23 @@ Test(publication, table) {
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
                 gp_publish_t out;
                 memset(&out, 0x5a, sizeof(out));
+                rows[i].c.tid = rows[i].g.tid; /* the map names the gate's transition */
                 bool ret = gp_gate_publication(&rows[i].g, &rows[i].c, &out);
+                if (rows[i].ret) {
+                        /* ... and a map naming another, or none yet, gets
+                         * nothing of it. */
+                        gp_control_t other = rows[i].c;
+                        other.tid = rows[i].g.tid + 1;
+                        cr_assert(!gp_gate_publication(&rows[i].g, &other, &out),
+                                  "row %zu '%s': published into another transition", i,
+                                  rows[i].row);
+                        other.tid = 0;
+                        cr_assert(!gp_gate_publication(&rows[i].g, &other, &out),
+                                  "row %zu '%s': published into a map without the id", i,
+                                  rows[i].row);
+                        memset(&out, 0x5a, sizeof(out));
+                        gp_gate_publication(&rows[i].g, &rows[i].c, &out);
+                }
                 cr_assert_eq(ret, rows[i].ret, "row %zu '%s': returned %d", i, rows[i].row,
                              ret);
                 cr_assert_eq(out.wm_stage, rows[i].wms, "row %zu '%s': wm_stage %d", i,
@@ -923,6 +970,7 @@ Test(publication, converges) {
                              mk_gate(GP_PHASE_CLOSED, G, B, -5, 1)};
         for (size_t i = 0; i < sizeof(gates) / sizeof(gates[0]); i++) {
                 gp_control_t c = ctl(gates[i].new_c, TRANS, false, 0);
+                c.tid = gates[i].tid;
                 gp_publish_t out;
                 int rounds = 0;
                 while (gp_gate_publication(&gates[i], &c, &out)) {
@@ -1240,4 +1288,163 @@ Test(rules, request_after_t_is_refused) {
         cr_assert(out.events & GP_EV_REFUSED,
                   "routing: a cutoff request the gate does not apply must be refused with a "
                   "reason");
+}
+
+/* ---- a transition's identity (GP_KEY_TID) ---------------------------- */
+
+/* A line of an earlier transition between the same colours (left by a
+ * member that died in it, before an abort and a cutover again) gives
+ * nothing to the current one: not its T, not its close. */
+Test(identity, a_stale_line_is_not_the_current_transition) {
+        char err[256];
+        gp_gate_t g = mk_gate(GP_PHASE_WAITING, B, G, NONE, NONE);
+        g.tid = 20;
+        gp_gate_t stale = mk_gate(GP_PHASE_SPLIT, B, G, 1000, 10);
+        stale.tid = 10;
+        stale.seq = 900;
+        cr_assert_eq(gp_gate_adopt(&g, &stale, err, sizeof err), 0, "%s", err);
+        cr_assert(g.phase == GP_PHASE_WAITING && g.cutoff == NONE && g.tid == 20,
+                  "took %s T=%" PRId64 " tx=%" PRId64 " from a stale line",
+                  gp_phase_name(g.phase), g.cutoff, g.tid);
+        cr_assert_eq(g.seq, 900, "seq stays a Lamport clock");
+        stale.phase = GP_PHASE_CLOSED;
+        g.phase = GP_PHASE_SPLIT;
+        g.cutoff = 2000;
+        cr_assert_eq(gp_gate_adopt(&g, &stale, err, sizeof err), 0,
+                     "two T of two transitions are no conflict: %s", err);
+        cr_assert(g.phase == GP_PHASE_SPLIT && g.cutoff == 2000);
+        /* A line from before transition ids (gp4: tx=0) is older too. */
+        stale.tid = 0;
+        cr_assert_eq(gp_gate_adopt(&g, &stale, err, sizeof err), 0, "%s", err);
+        cr_assert(g.phase == GP_PHASE_SPLIT && g.cutoff == 2000);
+        /* The same transition: the further phase wins, as before. */
+        gp_gate_t same = mk_gate(GP_PHASE_CLOSED, B, G, 2000, 10);
+        same.tid = 20;
+        cr_assert_eq(gp_gate_adopt(&g, &same, err, sizeof err), 1, "%s", err);
+        cr_assert_eq(g.phase, GP_PHASE_CLOSED);
+}
+
+/* A later transition's line is taken by a gate with none open; a gate
+ * mid-way (or re-delivering after an abort) waits for the map to end its
+ * own. A gate without an id takes the line's. */
+Test(identity, a_later_line) {
+        char err[256];
+        gp_gate_t later = mk_gate(GP_PHASE_WAITING, G, B, NONE, NONE);
+        later.tid = 30;
+        static const struct {
+                gp_phase_t ph;
+                int changed;
+        } rows[] = {{GP_PHASE_STEADY, 1},
+                    {GP_PHASE_CLOSED, 1},
+                    {GP_PHASE_WAITING, 0},
+                    {GP_PHASE_SPLIT, 0},
+                    {GP_PHASE_ABORTED, 0}};
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+                gp_gate_t g = mk_gate(
+                        rows[i].ph, B, G,
+                        rows[i].ph == GP_PHASE_WAITING || rows[i].ph == GP_PHASE_STEADY ? NONE
+                                                                                        : 1000,
+                        10);
+                g.tid = 20;
+                int ch = gp_gate_adopt(&g, &later, err, sizeof err);
+                cr_assert_eq(ch, rows[i].changed, "%s: changed %d", gp_phase_name(rows[i].ph),
+                             ch);
+                cr_assert_eq(g.tid, ch ? 30 : 20, "%s", gp_phase_name(rows[i].ph));
+        }
+        gp_gate_t g = mk_gate(GP_PHASE_WAITING, G, B, NONE, NONE);
+        g.tid = 0;
+        cr_assert_eq(gp_gate_adopt(&g, &later, err, sizeof err), 1, "%s", err);
+        cr_assert_eq(g.tid, 30);
+}
+
+/* A map that names an earlier transition than the gate is a copy behind
+ * the checkpoints (a lagging watch): nothing is done from it, not even
+ * what the same map would ask of a gate without an id. */
+Test(identity, a_map_behind_the_gate_is_not_followed) {
+        gp_gate_t g = mk_gate(GP_PHASE_SPLIT, B, G, 1000, 10);
+        g.tid = 20;
+        gp_part_t p;
+        gp_part_init(&p, 0);
+        gp_part_t *parts[] = {&p};
+        gp_step_t out;
+        const gp_wm_view_t wv500 = view(500, 500, false);
+        /* the map as it was before the cutover: blue running */
+        gp_control_t old = ctl(B, RUN, false, 0);
+        old.tid = 10;
+        old.tid_ended = true;
+        gp_gate_t before = g;
+        cr_assert_eq(gp_gate_step(&g, parts, 1, &old, &wv500, &conf0, 50, &out), 0);
+        cr_assert(out.events == 0 && !memcmp(&g, &before, sizeof g), "stepped: events 0x%x %s",
+                  (unsigned)out.events, gp_phase_name(g.phase));
+        /* the same map with this transition's id ended: an abort */
+        old.tid = 20;
+        cr_assert_eq(gp_gate_step(&g, parts, 1, &old, &wv500, &conf0, 50, &out), 1);
+        cr_assert(out.events & GP_EV_ABORTED, "events 0x%x", (unsigned)out.events);
+}
+
+/* A map open at a later id than a gate mid-way ends the gate's transition
+ * (abort to its old colour); a new transition begins only under an id,
+ * and never under the id of one that ended here. */
+Test(identity, transitions_begin_and_end_by_id) {
+        gp_part_t p;
+        gp_part_init(&p, 0);
+        gp_part_t *parts[] = {&p};
+        gp_step_t out;
+        const gp_wm_view_t wv500 = view(500, 500, false);
+        gp_gate_t g = mk_gate(GP_PHASE_SPLIT, B, G, 1000, 10);
+        g.tid = 20;
+        gp_control_t c = ctl(G, TRANS, false, 0);
+        c.tid = 20;
+        gp_gate_step(&g, parts, 1, &c, &wv500, &conf0, 50, &out);
+        cr_assert_eq(g.phase, GP_PHASE_SPLIT, "its own id: goes on");
+        c.tid = 21;
+        gp_gate_step(&g, parts, 1, &c, &wv500, &conf0, 50, &out);
+        cr_assert(g.phase == GP_PHASE_ABORTED && (out.events & GP_EV_ABORTED) && g.tid == 20,
+                  "a later id: %s tx=%" PRId64, gp_phase_name(g.phase), g.tid);
+
+        g = mk_gate(GP_PHASE_CLOSED, B, G, 1000, 10);
+        g.tid = 20;
+        c = ctl(B, TRANS, false, 0);
+        c.tid = 0;
+        gp_gate_step(&g, parts, 1, &c, &wv500, &conf0, 50, &out);
+        cr_assert_eq(g.phase, GP_PHASE_CLOSED, "no id yet: waits");
+        c.tid = 20;
+        c.tid_ended = true;
+        gp_gate_step(&g, parts, 1, &c, &wv500, &conf0, 50, &out);
+        cr_assert_eq(g.phase, GP_PHASE_CLOSED, "an ended id: waits");
+        c.tid_ended = false;
+        gp_gate_step(&g, parts, 1, &c, &wv500, &conf0, 50, &out);
+        cr_assert_eq(g.phase, GP_PHASE_CLOSED, "the id of the transition that closed here");
+        c.tid = 21;
+        gp_gate_step(&g, parts, 1, &c, &wv500, &conf0, 50, &out);
+        cr_assert((out.events & GP_EV_TRANSITION) && g.tid == 21 && g.old_c == G &&
+                          g.new_c == B,
+                  "begun: %s tx=%" PRId64, gp_phase_name(g.phase), g.tid);
+}
+
+/* What gp_gate_tid_due writes: an id above every one before, once per
+ * open map; "N ended" once the gate has left the transition. */
+Test(identity, tid_due) {
+        char v[32];
+        gp_gate_t g = mk_gate(GP_PHASE_CLOSED, B, G, 1000, 10);
+        g.tid = 5000;
+        gp_control_t c = ctl(B, TRANS, false, 0);
+        cr_assert(gp_gate_tid_due(&g, &c, 100, v, sizeof v));
+        cr_assert_str_eq(v, "5001", "above the gate's id, not the clock behind it");
+        cr_assert(gp_gate_tid_due(NULL, &c, 100, v, sizeof v));
+        cr_assert_str_eq(v, "100");
+        c.tid = 7000;
+        c.tid_ended = true;
+        cr_assert(gp_gate_tid_due(&g, &c, 100, v, sizeof v));
+        cr_assert_str_eq(v, "7001", "above the map's last id");
+        c.tid_ended = false;
+        cr_assert(!gp_gate_tid_due(&g, &c, 100, v, sizeof v), "named already: %s", v);
+        c.stage = RUN;
+        cr_assert(gp_gate_tid_due(&g, &c, 100, v, sizeof v));
+        cr_assert_str_eq(v, "7000 ended");
+        g.phase = GP_PHASE_WAITING;
+        cr_assert(!gp_gate_tid_due(&g, &c, 100, v, sizeof v),
+                  "a gate mid-way holds a map back at RUNNING for invalid, not ended");
+        c.tid_ended = true;
+        cr_assert(!gp_gate_tid_due(NULL, &c, 100, v, sizeof v), "ended already: %s", v);
 }

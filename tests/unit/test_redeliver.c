@@ -164,7 +164,8 @@ Test(redeliver, a_new_transition_waits_for_it) {
                           .is_first = false,
                           .wm_stage = GP_WMS_NONE,
                           .toggle = GP_TS_NONE,
-                          .req_cutoff = GP_TS_NONE};
+                          .req_cutoff = GP_TS_NONE,
+                          .tid = ab.tid + 1};
         gp_wm_view_t wv;
         gp_gate_watermark(cparts, 1, &conf, 5, &wv);
         gp_step_t out;
