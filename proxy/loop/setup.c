@@ -301,8 +301,18 @@ void gp_proxy_destroy(gp_proxy_t *p) {
                 rd_kafka_consumer_close(p->cons);
                 rd_kafka_destroy(p->cons);
         }
-        if (p->prod)
+        if (p->prod) {
+                /* Nothing in flight when the producer goes. A fenced
+                 * transactional producer's late Produce errors each set its
+                 * fatal error again, freeing the previous message, and
+                 * librdkafka 2.14.2 frees that message at termination
+                 * (rd_kafka_txns_term) while its broker threads still run:
+                 * a late error then frees it twice. After the purge no late
+                 * response is handled; what was in flight is unsent or
+                 * aborted with the transaction either way. */
+                rd_kafka_purge(p->prod, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
                 rd_kafka_destroy(p->prod);
+        }
         for (int i = 0; i < 2; i++)
                 rd_kafka_mem_free(NULL, p->kstats[i]);
         gp_agreer_destroy(p->agree);

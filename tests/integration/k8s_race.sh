@@ -404,13 +404,23 @@ d = json.load(sys.stdin).get("data") or {}
 print(sum(int(d.get("gate-proxy.count." + c) or 0) for c in ("blue", "green", "dlq")))'
 }
 krouted_is() { [ "$(krouted "$1")" -ge "$2" ]; }
-# rewrite CM KEY=VALUE...: the operator replaces the whole map (no precondition)
+# rewrite CM KEY=VALUE...: the operator replaces the whole map. kubectl
+# replace sends the resourceVersion it reads first, so a proxy write in
+# between gives a 409; the operator then reads and writes again, as here.
 rewrite() {
   local cm=$1; shift
-  local args=()
+  local args=() attempt err
   for kv in "$@"; do args+=(--from-literal="$kv"); done
-  kc -n "$NS" create configmap "$cm" "${args[@]}" --dry-run=client -o yaml \
-    | kc replace -f - >/dev/null
+  for attempt in $(seq 1 20); do
+    if err=$(kc -n "$NS" create configmap "$cm" "${args[@]}" --dry-run=client -o yaml \
+               | kc replace -f - 2>&1 >/dev/null); then
+      return 0
+    fi
+    grep -q Conflict <<<"$err" || { echo "$err" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "$err" >&2
+  return 1
 }
 # k8s_conf NAME TOPIC CM [key=value...]
 k8s_conf() {
