@@ -175,9 +175,7 @@ int gp_ops_ctl_cutover(gp_ctl_t *ctl, const gp_cutover_opts_t *o) {
                 gp_control_t c;
                 if (load_control("cutover", ctl, &c, rv, sizeof(rv), warn, sizeof(warn)))
                         return 1;
-                bool mid = !c.is_first && (c.stage == GP_STAGE_INITIALIZING ||
-                                           c.stage == GP_STAGE_TRANSITIONING ||
-                                           c.stage == GP_STAGE_CLEAR_TO_TEARDOWN);
+                bool mid = gp_control_open(&c);
                 if (mid && c.stage == GP_STAGE_CLEAR_TO_TEARDOWN && !o->force) {
                         fprintf(stderr,
                                 "gate-proxy cutover: the transition to %s is not finished "

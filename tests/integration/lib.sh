@@ -298,3 +298,34 @@ kill_all_inst() { # at exit: every instance still running, stopped ones too
     [ -z "${PID[$i]}" ] || kill -CONT "${PID[$i]}" 2>/dev/null || true
   done
 }
+
+# The scale-out tests' flow of records, on the source topic $S: `flow
+# COUNT START_ID TS_START` produces COUNT records at 1000/s in the
+# background, event time 1 ms apart from TS_START (wall speed); flow_done
+# waits for it. scale_exit (set by `trap scale_exit EXIT`) stops the flow
+# and every instance, and shows their logs on failure.
+PRODUCER=""
+flow() {
+  "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count "$1" --start-id "$2" \
+    --ts-start "$3" --rate 1000 --quiet >/dev/null &
+  PRODUCER=$!
+}
+flow_done() {
+  local rc=0
+  wait "$PRODUCER" || rc=$?
+  PRODUCER=""
+  [ $rc -eq 0 ] || fail "gp-produce failed ($rc)"
+}
+scale_exit() {
+  local rc=$?
+  [ -z "$PRODUCER" ] || kill "$PRODUCER" 2>/dev/null || true
+  kill_all_inst
+  [ $rc -eq 0 ] || show_logs
+  set +e; (exit $rc)
+  finish_test
+}
+log_has() { grep -qE -- "$2" "$WORK/i$1.log"; } # log_has I PATTERN
+# all_routed: the checker finds every record of $S in a colour (or the DLQ)
+all_routed() {
+  "$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts >/dev/null 2>&1
+}

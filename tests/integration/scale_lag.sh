@@ -20,7 +20,6 @@ export GP_MEMBERSHIP=group
 
 S=gp-lag-$RUN_ID
 BASE=$(($(date +%s%3N) - 60000))
-PRODUCER=""
 "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 6 \
   --quiet >/dev/null
 "$GP_BIN" init --control "$WORK/cm.json" >/dev/null
@@ -32,31 +31,7 @@ done
 echo "control.file=$WORK/cm-lagging.json" >>"$WORK/i3.conf"
 
 declare -A PID=()
-lag_exit() {
-  local rc=$?
-  [ -z "$PRODUCER" ] || kill "$PRODUCER" 2>/dev/null || true
-  kill_all_inst
-  [ $rc -eq 0 ] || show_logs
-  set +e; (exit $rc)
-  finish_test
-}
-trap lag_exit EXIT
-
-flow() {
-  "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count "$1" --start-id "$2" \
-    --ts-start "$3" --rate 1000 --quiet >/dev/null &
-  PRODUCER=$!
-}
-flow_done() {
-  local rc=0
-  wait "$PRODUCER" || rc=$?
-  PRODUCER=""
-  [ $rc -eq 0 ] || fail "gp-produce failed ($rc)"
-}
-log_has() { grep -qE -- "$2" "$WORK/i$1.log"; }
-all_routed() {
-  "$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts >/dev/null 2>&1
-}
+trap scale_exit EXIT
 # green3: what i3's status, in the only map it writes, counts as sent to
 # green (its partitions' counts, carried in their lines)
 green3() {

@@ -24,7 +24,6 @@ export GP_MEMBERSHIP=group
 
 S=gp-return-$RUN_ID
 BASE=$(($(date +%s%3N) - 60000))
-PRODUCER=""
 "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 3 \
   --quiet >/dev/null
 "$GP_BIN" init --control "$WORK/cm.json" >/dev/null
@@ -36,38 +35,18 @@ done
 declare -A PID=()
 return_exit() {
   local rc=$?
-  [ -z "$PRODUCER" ] || kill "$PRODUCER" 2>/dev/null || true
   rm -f "$WORK/h1.before-commit"
-  kill_all_inst
-  [ $rc -eq 0 ] || show_logs
-  set +e; (exit $rc)
-  finish_test
+  (exit $rc)
+  scale_exit
 }
 trap return_exit EXIT
 
-# flow COUNT START_ID TS_START: records at 1000/s in the background, event
-# time 1 ms apart (wall speed)
-flow() {
-  "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count "$1" --start-id "$2" \
-    --ts-start "$3" --rate 1000 --quiet >/dev/null &
-  PRODUCER=$!
-}
-flow_done() {
-  local rc=0
-  wait "$PRODUCER" || rc=$?
-  PRODUCER=""
-  [ $rc -eq 0 ] || fail "gp-produce failed ($rc)"
-}
-log_has() { grep -qE -- "$2" "$WORK/i$1.log"; }
 # held_parts I: the partitions instance I has logged as held for T
 held_parts() {
   grep -oE "$S/[0-9]+ held at offset [0-9]+ \(event time [0-9]+, promise [0-9]+\) until T" \
     "$WORK/i$1.log" | cut -d' ' -f1 | sort -u
 }
 two_held() { [ "$(held_parts 0 | wc -l)" -ge 2 ]; }
-all_routed() {
-  "$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts >/dev/null 2>&1
-}
 
 say "1. i0 alone, then i1 joins with its first commit held"
 flow 20000 0 "$BASE"

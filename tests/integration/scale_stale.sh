@@ -24,7 +24,6 @@ export GP_MEMBERSHIP=group
 
 S=gp-stale-$RUN_ID
 BASE=$(($(date +%s%3N) - 60000))
-PRODUCER=""
 "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 3 \
   --quiet >/dev/null
 "$GP_BIN" init --control "$WORK/cm.json" >/dev/null
@@ -34,33 +33,7 @@ for i in 0 1 2; do
 done
 
 declare -A PID=()
-stale_exit() {
-  local rc=$?
-  [ -z "$PRODUCER" ] || kill "$PRODUCER" 2>/dev/null || true
-  kill_all_inst
-  [ $rc -eq 0 ] || show_logs
-  set +e; (exit $rc)
-  finish_test
-}
-trap stale_exit EXIT
-
-# flow COUNT START_ID TS_START: records at 1000/s in the background, event
-# time 1 ms apart (wall speed)
-flow() {
-  "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count "$1" --start-id "$2" \
-    --ts-start "$3" --rate 1000 --quiet >/dev/null &
-  PRODUCER=$!
-}
-flow_done() {
-  local rc=0
-  wait "$PRODUCER" || rc=$?
-  PRODUCER=""
-  [ $rc -eq 0 ] || fail "gp-produce failed ($rc)"
-}
-log_has() { grep -qE -- "$2" "$WORK/i$1.log"; }
-all_routed() {
-  "$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts >/dev/null 2>&1
-}
+trap scale_exit EXIT
 splits() { log_has "$1" "cutoff agreed: T=$2"; }
 
 say "1. hop 1: three members split by T1"
