@@ -79,6 +79,22 @@ bool gp_agree_clear(const bool *closed, size_t n, bool drained, gp_agree_map_t m
         return map == GP_AGREE_MAP_AGREES && drained && gp_agree_all_closed(closed, n);
 }
 
+bool gp_agree_settled(const gp_gate_t *g, int64_t tid, const gp_gate_t *line,
+                      const gp_part_t *lp) {
+        if (lp->ro)
+                return false;
+        if (tid && line->tid == tid)
+                return true;
+        if (line->phase == GP_PHASE_WAITING || line->phase == GP_PHASE_SPLIT ||
+            line->tid != g->tid)
+                return false;
+        /* The same transition, ended: the same way, or without a split on
+         * one side (an abort before T leaves STEADY, after it ABORTED). */
+        bool quiet_l = line->phase == GP_PHASE_STEADY || line->phase == GP_PHASE_ABORTED;
+        bool quiet_g = g->phase == GP_PHASE_STEADY || g->phase == GP_PHASE_ABORTED;
+        return line->phase == g->phase || (quiet_l && quiet_g);
+}
+
 gp_close_rule_t gp_agree_part_close_rule(const gp_part_t *pt, int64_t cutoff,
                                          int64_t cutoff_wall, const gp_gate_conf_t *c,
                                          int64_t now) {

@@ -131,4 +131,18 @@ bool gp_agree_all_closed(const bool *closed, size_t n);
  * split that did not happen. */
 bool gp_agree_clear(const bool *closed, size_t n, bool drained, gp_agree_map_t map);
 
+/* True when a partition's committed checkpoint (line, lp) lets gate g
+ * begin transition tid. A transition begins over the whole pipeline only
+ * once every partition has left the earlier ones: a line of another
+ * transition still waiting or splitting (its owner died before it saw the
+ * end, or has not applied it yet), a re-delivery still open, or a line
+ * whose end differs from g's (closed where g aborted, or the reverse) is
+ * one whose next owner may owe the survivor records. Such a partition
+ * would otherwise land, with its debt, in a gate that has moved on. A line
+ * of transition tid itself (another member began it) holds nothing back;
+ * a line of an older transition than g's has not been rewritten since and
+ * does. */
+bool gp_agree_settled(const gp_gate_t *g, int64_t tid, const gp_gate_t *line,
+                      const gp_part_t *lp);
+
 #endif

@@ -196,6 +196,7 @@ void gp_gate_watermark(const gp_part_t *const *parts, size_t n, const gp_gate_co
         out->last_record = last;
         out->drained = true;
         out->idle = idle;
+        out->unsettled = 0;
         if (!any_active)
                 out->wm = wm_any; /* everything quiet: the furthest time seen */
         else
@@ -229,7 +230,7 @@ static void reset_since_t(gp_part_t *const *parts, size_t n) {
 
 /* Control-driven changes: first deployment, abort, a new transition. */
 static int apply_control(gp_gate_t *g, gp_part_t *const *parts, size_t n,
-                         const gp_control_t *c, gp_step_t *out) {
+                         const gp_control_t *c, const gp_wm_view_t *wv, gp_step_t *out) {
         gp_colour_t owner = gp_gate_owner(g);
         bool mid = g->phase == GP_PHASE_WAITING || g->phase == GP_PHASE_SPLIT;
 
@@ -292,6 +293,18 @@ static int apply_control(gp_gate_t *g, gp_part_t *const *parts, size_t n,
                                  "re-deliver the aborted transition's records to %s",
                                  gp_colour_upper(owner), gp_colour_upper(c->active), open,
                                  gp_colour_upper(owner));
+                        return 0;
+                }
+                if (wv->unsettled == GP_UNSETTLED_UNKNOWN)
+                        return 0; /* a read of every partition's checkpoint comes first */
+                if (wv->unsettled) {
+                        out->events |= GP_EV_REFUSED;
+                        snprintf(out->err, sizeof(out->err),
+                                 "the transition %s -> %s waits: %zu partition(s) of the "
+                                 "pipeline are still in an earlier transition or re-deliver "
+                                 "its records (their committed checkpoints)",
+                                 gp_colour_upper(owner), gp_colour_upper(c->active),
+                                 wv->unsettled);
                         return 0;
                 }
                 set_phase(g, GP_PHASE_WAITING);
@@ -428,7 +441,7 @@ int gp_gate_step(gp_gate_t *g, gp_part_t *const *parts, size_t n, const gp_contr
          * it until it catches up. */
         if (g->tid && c->tid && c->tid < g->tid)
                 return 0;
-        int changed = apply_control(g, parts, n, c, out);
+        int changed = apply_control(g, parts, n, c, wv, out);
         bool ours = !c->is_first && c->active == g->new_c;
         bool torn = c->stage == GP_STAGE_CLEAR_TO_TEARDOWN || c->stage == GP_STAGE_RUNNING;
 

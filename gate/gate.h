@@ -82,7 +82,12 @@ typedef struct gp_wm_view {
         int64_t last_record; /* wall ms of the latest record on any partition */
         bool drained;        /* the old job has consumed all it was sent (or no check) */
         int idle;            /* partitions idle (no record for the idle timeout) */
+        size_t unsettled;    /* group mode: partitions of the pipeline whose committed
+                                checkpoint holds a new transition back
+                                (gp_agree_settled); GP_UNSETTLED_UNKNOWN before the
+                                checkpoints were read; 0 otherwise */
 } gp_wm_view_t;
+#define GP_UNSETTLED_UNKNOWN SIZE_MAX
 
 /* A gate in STEADY phase owned by `owner`. */
 void gp_gate_init(gp_gate_t *g, gp_colour_t owner);

@@ -25,11 +25,11 @@ struct gp_agreer {
         gp_worker_t w; /* w.lock guards what follows */
         bool want;     /* a transition is asked */
         gp_colour_t old, new_c;
-        int64_t tid;     /* the transition's id; 0: any line of its colours */
-        int64_t cutoff;  /* T once known: the read counts the partitions closed by it */
-        gp_agreed_t got; /* for got_old -> got_new, got_cutoff */
-        gp_colour_t got_old, got_new;
-        int64_t got_tid, got_cutoff;
+        int64_t tid;    /* the transition's id; 0: any line of its colours */
+        int64_t cutoff; /* T once known: the read counts the partitions closed by it */
+        bool based;     /* base is asked about: the census before tid begins */
+        gp_gate_t base;
+        gp_agreed_t got; /* the last read of what is asked now */
         bool have;
         uint64_t gen;   /* +1 per change of what is asked: a read of another ask is dropped */
         char said[256]; /* the thread's last logged trouble */
@@ -37,11 +37,12 @@ struct gp_agreer {
 
 /* One read of every partition's committed checkpoint for the transition
  * tid, old -> new_c (and, with cutoff set, which of them closed the old
- * side under it). A line of another transition (an earlier one between
- * the same colours, left by a member that died in it) counts as none.
- * -1: the read failed (out untouched). */
+ * side under it; with base, which of them hold tid back). A line of
+ * another transition (an earlier one between the same colours, left by a
+ * member that died in it) counts as none. -1: the read failed (out
+ * untouched). */
 static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t tid,
-                    int64_t cutoff, gp_agreed_t *out) {
+                    int64_t cutoff, const gp_gate_t *base, gp_agreed_t *out) {
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(64);
         for (int t = 0; t < a->n_topics; t++) {
                 int n = gp_client_partitions(a->rk, a->topics[t], WAIT_MS);
@@ -76,8 +77,11 @@ static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t 
                 gp_part_init(&part, 0);
                 if (tp->err || !tp->metadata || !tp->metadata_size ||
                     gp_ckpt_decode(tp->metadata, tp->metadata_size, &g, &part, why,
-                                   sizeof why) ||
-                    g.old_c != old || g.new_c != new_c || (tid && g.tid != tid))
+                                   sizeof why))
+                        continue;
+                if (base && !gp_agree_settled(base, tid, &g, &part))
+                        r.unsettled++;
+                if (g.old_c != old || g.new_c != new_c || (tid && g.tid != tid))
                         continue;
                 if (!gp_fp_counts(a->fp, part.fp)) {
                         /* Written under other settings: no promise, no T
@@ -100,7 +104,7 @@ static int read_all(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t 
                         pr[i] = part.promise;
                 /* Closed under the T asked about: by the partition's own
                  * watermark while the gate splits, or with the gate. */
-                cl[i] = cutoff != GP_TS_NONE && g.cutoff == cutoff &&
+                cl[i] = cutoff != GP_TS_NONE && g.cutoff == cutoff && !part.ro &&
                         ((g.phase == GP_PHASE_SPLIT && part.closed) ||
                          g.phase == GP_PHASE_CLOSED);
                 r.closed += cl[i];
@@ -128,18 +132,16 @@ static void *run(void *arg) {
                 }
                 gp_colour_t old = a->old, new_c = a->new_c;
                 int64_t tid = a->tid, cutoff = a->cutoff;
+                gp_gate_t base = a->base;
+                bool based = a->based;
                 uint64_t gen = a->gen;
                 pthread_mutex_unlock(&a->w.lock);
                 gp_agreed_t r;
-                int rc = read_all(a, old, new_c, tid, cutoff, &r);
+                int rc = read_all(a, old, new_c, tid, cutoff, based ? &base : NULL, &r);
                 r.read_ms = gp_now_ms();
                 pthread_mutex_lock(&a->w.lock);
                 if (rc == 0 && gen == a->gen) {
                         a->got = r;
-                        a->got_old = old;
-                        a->got_new = new_c;
-                        a->got_tid = tid;
-                        a->got_cutoff = cutoff;
                         a->have = true;
                         if (a->said[0])
                                 gp_info("agreement: committed checkpoints readable again");
@@ -218,22 +220,31 @@ void gp_agreer_destroy(gp_agreer_t *a) {
         free(a);
 }
 
+/* The census's base, as far as gp_agree_settled reads it. */
+static bool same_base(const gp_agreer_t *a, const gp_gate_t *base) {
+        if (!base || !a->based)
+                return !base && !a->based;
+        return a->base.tid == base->tid && a->base.phase == base->phase;
+}
+
 void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t tid,
-                   int64_t cutoff, gp_agreed_t *out) {
+                   int64_t cutoff, const gp_gate_t *base, gp_agreed_t *out) {
         *out = (gp_agreed_t){.cutoff = GP_TS_NONE};
         pthread_mutex_lock(&a->w.lock);
         if (!a->want || a->old != old || a->new_c != new_c || a->tid != tid ||
-            a->cutoff != cutoff) {
+            a->cutoff != cutoff || !same_base(a, base)) {
                 a->want = true;
                 a->old = old;
                 a->new_c = new_c;
                 a->tid = tid;
                 a->cutoff = cutoff;
+                a->based = base != NULL;
+                if (base)
+                        a->base = *base;
                 a->have = false;
                 a->gen++;
                 gp_worker_wake(&a->w);
-        } else if (a->have && a->got_old == old && a->got_new == new_c && a->got_tid == tid &&
-                   a->got_cutoff == cutoff)
+        } else if (a->have)
                 *out = a->got;
         pthread_mutex_unlock(&a->w.lock);
 }

@@ -36,6 +36,8 @@ typedef struct gp_agreed {
         bool all_closed;   /* every partition read is (gp_agree_all_closed) */
         size_t other;      /* of them whose line carries another fingerprint: they
                             count as without a promise, T or close */
+        size_t unsettled;  /* asked with a base gate: of them whose line holds the
+                            transition back (gp_agree_settled) */
         uint32_t other_fp; /* one such fingerprint */
         int64_t read_ms;   /* wall ms of that read; 0: none yet */
 } gp_agreed_t;
@@ -43,10 +45,12 @@ typedef struct gp_agreed {
 /* Asks for transition tid (gate/control.h, GP_KEY_TID; 0: any of these
  * colours) old -> new_c, with cutoff its T once known
  * (GP_TS_NONE before: the thread then looks for T; after, for the
- * partitions closed under it). The thread reads until asked about another
- * one or gp_agreer_idle; out is what its last read of this ask found. */
+ * partitions closed under it). With base (this instance's gate, before it
+ * begins tid; NULL: not asked) each read also counts the partitions whose
+ * line holds tid back. The thread reads until asked about another one or
+ * gp_agreer_idle; out is what its last read of this ask found. */
 void gp_agreer_ask(gp_agreer_t *a, gp_colour_t old, gp_colour_t new_c, int64_t tid,
-                   int64_t cutoff, gp_agreed_t *out);
+                   int64_t cutoff, const gp_gate_t *base, gp_agreed_t *out);
 
 /* No transition open: the thread stops reading. */
 void gp_agreer_idle(gp_agreer_t *a);

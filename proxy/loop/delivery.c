@@ -224,6 +224,7 @@ gp_txres_t gp_delivery_begin(gp_proxy_t *p) {
 
 void gp_delivery_committed(gp_proxy_t *p) {
         uint64_t n[3] = {0}, late = 0, ab = 0;
+        bool promised = false;
         p->aborting_since = -1;
         p->aborts_in_row = 0;
         p->cgate = p->gate;
@@ -241,7 +242,11 @@ void gp_delivery_committed(gp_proxy_t *p) {
                                 n[d] += ps->work.st.n[d];
                         late += ps->work.st.late;
                         ab += ps->work.st.since_t[aborted];
+                        promised |= ps->work.st.promise != GP_TS_NONE;
                 }
+        if (promised && p->gate.phase == GP_PHASE_WAITING)
+                GP_FAULT("promised"); /* a promise is committed */
+        (void)promised;
         pthread_mutex_lock(&p->lock);
         memcpy(p->stats.n, n, sizeof(n));
         p->stats.late = late;
@@ -257,7 +262,11 @@ void gp_delivery_committed(gp_proxy_t *p) {
         p->stats.partitions = (int)p->n_pptrs;
         pthread_mutex_unlock(&p->lock);
         gp_log_set_state(gp_phase_name(p->gate.phase), gp_colour_name(p->gate.new_c));
-        if (was.open && !p->stats.rd.open)
+        if (p->stats.rd.open)
+                GP_FAULT("redelivering");   /* a re-delivery's state is committed */
+        bool had = was.open || p->rd_began; /* begun, and perhaps done, since */
+        p->rd_began = false;
+        if (had && !p->stats.rd.open)
                 gp_info("re-delivery done: the %" PRIu64 " record(s) that had gone to %s are "
                         "in %s too, after the records it had; %" PRIu64
                         " source offset(s) lost to retention",

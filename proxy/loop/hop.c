@@ -102,7 +102,7 @@ static void closing(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
         }
         gp_agreed_t ag;
         gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, p->gate.tid, p->gate.cutoff,
-                      &ag);
+                      NULL, &ag);
         agree_stats(p, &ag);
         other_settings(p, &ag);
         char note[sizeof p->close_note] = "";
@@ -153,6 +153,39 @@ static void closing(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
                 gp_colour_name(p->gate.new_c));
 }
 
+int gp_hop_agreer(gp_proxy_t *p) {
+        if (p->agree)
+                return 0;
+        /* The agreement thread starts with the first transition this
+         * instance is asked to begin, waits or splits in. */
+        const char *names[p->n_topics > 0 ? p->n_topics : 1];
+        gp_err_t err;
+        for (int t = 0; t < p->n_topics; t++)
+                names[t] = p->topics[t].name;
+        if (!(p->agree = gp_agreer_new(p->conf, names, p->n_topics, p->fp, &err))) {
+                gp_error("%s; exiting (code %d) for a restart", err.msg, GP_EXIT_FATAL);
+                return -1;
+        }
+        return 0;
+}
+
+int gp_hop_census(gp_proxy_t *p, const gp_control_t *ctl, gp_wm_view_t *wv) {
+        p->census = false;
+        int64_t tid = gp_control_tid(ctl);
+        gp_colour_t owner = gp_gate_owner(&p->gate);
+        if (p->gate.phase == GP_PHASE_WAITING || p->gate.phase == GP_PHASE_SPLIT || !tid ||
+            tid == p->gate.tid || ctl->active == owner ||
+            (ctl->stage != GP_STAGE_INITIALIZING && ctl->stage != GP_STAGE_TRANSITIONING))
+                return 0;
+        if (gp_hop_agreer(p))
+                return -1;
+        gp_agreed_t ag;
+        gp_agreer_ask(p->agree, owner, ctl->active, tid, GP_TS_NONE, &p->gate, &ag);
+        wv->unsettled = ag.read_ms ? ag.unsettled : GP_UNSETTLED_UNKNOWN;
+        p->census = true;
+        return 0;
+}
+
 /* gate.membership=group, at every boundary (docs/DESIGN.md, Scale-out:
  * one T for N instances): while a transition waits for T, each owned
  * partition without a promise makes one (gate/agree.h), committed with
@@ -170,7 +203,8 @@ void gp_hop_step(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
                 if (p->gate.phase == GP_PHASE_SPLIT)
                         closing(p, ctl, now);
                 else {
-                        gp_agreer_idle(p->agree);
+                        if (!p->census)
+                                gp_agreer_idle(p->agree);
                         agree_stats(p, NULL);
                 }
                 return;
@@ -181,7 +215,8 @@ void gp_hop_step(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
         for (size_t i = 0; i < p->n_pptrs; i++)
                 p->pptrs[i]->closed = false;
         gp_agreed_t ag;
-        gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, p->gate.tid, GP_TS_NONE, &ag);
+        gp_agreer_ask(p->agree, p->gate.old_c, p->gate.new_c, p->gate.tid, GP_TS_NONE, NULL,
+                      &ag);
         agree_stats(p, &ag);
         other_settings(p, &ag);
         if (ag.cutoff != GP_TS_NONE) {
@@ -218,7 +253,9 @@ void gp_hop_step(gp_proxy_t *p, const gp_control_t *ctl, int64_t now) {
         bool made = false;
         for (size_t i = 0; i < p->n_pptrs; i++) {
                 gp_part_t *pt = p->pptrs[i];
-                if (pt->promise != GP_TS_NONE)
+                /* A re-delivery still open promises once it ends: what it
+                 * sends goes to the old colour before any T is agreed. */
+                if (pt->promise != GP_TS_NONE || pt->ro)
                         continue;
                 gp_agree_basis_t b = {
                         .asked = ctl->req_cutoff,

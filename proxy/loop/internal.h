@@ -145,6 +145,10 @@ struct gp_proxy {
         /* gate.membership=group (group.c) */
         bool group;
         gp_agreer_t *agree;           /* the agreement on T; NULL: not started */
+        bool rd_began;                /* a re-delivery began or went on since the last
+                                         commit (redeliver.c) */
+        bool census;                  /* this boundary asked it whether the transition
+                                         the map opens may begin (loop.c) */
         gp_members_t *members;        /* who is in the group, and the refusals */
         uint32_t fp;                  /* this instance's settings fingerprint, in every line */
         uint32_t avsc_fp;             /* gp_fp_bytes of gate.avro.schema's text; 0: none */
@@ -225,6 +229,13 @@ int64_t gp_topics_start_offset(gp_proxy_t *p, const char *topic, int32_t part, b
  * committed checkpoint gives it, then each partition's close and the
  * pipeline's. */
 void gp_hop_step(gp_proxy_t *p, const gp_control_t *ctl, int64_t now);
+/* Starts the agreement thread (once); -1 when it cannot (logged). */
+int gp_hop_agreer(gp_proxy_t *p);
+/* Before the gate steps: when the map opens a transition this instance
+ * has not begun, wv->unsettled from the agreement thread's last read of
+ * every partition's committed checkpoint (gp_agree_settled); -1 when the
+ * thread cannot start. */
+int gp_hop_census(gp_proxy_t *p, const gp_control_t *ctl, gp_wm_view_t *wv);
 
 /* redeliver.c (gate/redeliver.h) */
 /* At a boundary, after the gate's step (and the hand-over's, with group):

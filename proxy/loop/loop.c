@@ -311,6 +311,8 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
                 /* Nothing owned: no partition to checkpoint a decision in. */
                 if (!p->gate_known || !p->n_pptrs)
                         return TASK_ON;
+                if (gp_hop_census(p, ctl, wv))
+                        return TASK_FATAL;
                 if (ctl->stage == GP_STAGE_TRANSITIONING) {
                         /* T and the close come from the agreement over
                          * every partition's committed checkpoint
@@ -330,20 +332,9 @@ static task_rc_t control_task(gp_proxy_t *p, int64_t now) {
                 gp_gate_step(&p->gate, p->pptrs, p->n_pptrs, ctl, wv, &p->gconf, now, &st);
         if (p->group) {
                 if (!p->agree &&
-                    (p->gate.phase == GP_PHASE_WAITING || p->gate.phase == GP_PHASE_SPLIT)) {
-                        /* The agreement thread starts with the first
-                         * transition this instance waits or splits in. */
-                        const char *names[p->n_topics > 0 ? p->n_topics : 1];
-                        gp_err_t aerr;
-                        for (int t = 0; t < p->n_topics; t++)
-                                names[t] = p->topics[t].name;
-                        if (!(p->agree = gp_agreer_new(p->conf, names, p->n_topics, p->fp,
-                                                       &aerr))) {
-                                gp_error("%s; exiting (code %d) for a restart", aerr.msg,
-                                         GP_EXIT_FATAL);
-                                return TASK_FATAL;
-                        }
-                }
+                    (p->gate.phase == GP_PHASE_WAITING || p->gate.phase == GP_PHASE_SPLIT) &&
+                    gp_hop_agreer(p))
+                        return TASK_FATAL;
                 if (p->agree)
                         gp_hop_step(p, gp_ctl_current(p->ctl), now);
         }

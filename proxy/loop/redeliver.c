@@ -70,6 +70,7 @@ int gp_redeliver_boundary(gp_proxy_t *p, const gp_gate_t *was, gp_err_t *err) {
                                 continue;
                         }
                         said_begin(p->topics[t].name, i, p->gate.new_c, st);
+                        p->rd_began = true;
                         int64_t at = st->sp;
                         start_at(p, p->topics[t].name, i, p->gate.new_c, st, &at);
                         ps->work.pos = at;
@@ -100,6 +101,7 @@ void gp_redeliver_taken(gp_proxy_t *p, const char *topic, int32_t part, gp_part_
                           st->rd[0]);
         else
                 return;
+        p->rd_began = true;
         /* Beginning, or going on from the committed offset after a
          * restart: what retention left. */
         start_at(p, topic, part, g->new_c, st, pos);

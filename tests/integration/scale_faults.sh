@@ -187,9 +187,11 @@ say "i2 continued after $(($(date +%s) - stopped_at)) s"
 # KIP-447) or its producer epoch; it aborts and exits, or it aborts,
 # loses its assignment and goes on as a new member of the group.
 gone() { ! kill -0 "${PID[2]}" 2>/dev/null; }
+# Lost: said by the rebalance callback, with a transaction open or not
+# (the loop may have aborted it first, its offsets refused).
 rejoined() {
-  sed -n '/assignment lost (the group moved on without this member)/,$p' "$WORK/i2.log" \
-    >"$WORK/i2.after"
+  sed -nE '/assignment lost \(the group moved on without this member\)|lost [0-9]+ partition\(s\)/,$p' \
+    "$WORK/i2.log" >"$WORK/i2.after"
   grep -q "assigned [0-9]* partition" "$WORK/i2.after"
 }
 end=$(($(date +%s) + 60))

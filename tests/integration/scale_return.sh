@@ -35,6 +35,7 @@ done
 declare -A PID=()
 return_exit() {
   local rc=$?
+  set +e
   rm -f "$WORK/h1.before-commit"
   (exit $rc)
   scale_exit

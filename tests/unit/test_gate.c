@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gate/agree.h"
 #include "gate/gate.h"
 
 #define NONE GP_TS_NONE
@@ -1420,6 +1421,74 @@ Test(identity, transitions_begin_and_end_by_id) {
         cr_assert((out.events & GP_EV_TRANSITION) && g.tid == 21 && g.old_c == G &&
                           g.new_c == B,
                   "begun: %s tx=%" PRId64, gp_phase_name(g.phase), g.tid);
+}
+
+/* Which committed lines hold a new transition back (gp_agree_settled):
+ * the gate ended transition 20 as in `g`, the map opens 21. */
+Test(identity, settled_lines) {
+        static const struct {
+                const char *row;
+                gp_phase_t gate, line;
+                int64_t line_tid;
+                bool ro, want;
+        } rows[] = {
+                {"the same end", GP_PHASE_CLOSED, GP_PHASE_CLOSED, 20, false, true},
+                {"already in 21", GP_PHASE_CLOSED, GP_PHASE_WAITING, 21, false, true},
+                {"a dead member's split", GP_PHASE_ABORTED, GP_PHASE_SPLIT, 20, false, false},
+                {"a dead member's wait", GP_PHASE_STEADY, GP_PHASE_WAITING, 20, false, false},
+                {"re-delivering", GP_PHASE_ABORTED, GP_PHASE_ABORTED, 20, true, false},
+                {"re-delivering, in 21", GP_PHASE_ABORTED, GP_PHASE_WAITING, 21, true, false},
+                {"re-delivered", GP_PHASE_ABORTED, GP_PHASE_ABORTED, 20, false, true},
+                {"aborted before T there, after here", GP_PHASE_ABORTED, GP_PHASE_STEADY, 20,
+                 false, true},
+                {"closed, not yet aborted", GP_PHASE_ABORTED, GP_PHASE_CLOSED, 20, false,
+                 false},
+                {"aborted there, closed here", GP_PHASE_CLOSED, GP_PHASE_ABORTED, 20, false,
+                 false},
+                {"an older transition's rest", GP_PHASE_CLOSED, GP_PHASE_CLOSED, 10, false,
+                 false},
+                {"a later transition than asked", GP_PHASE_CLOSED, GP_PHASE_WAITING, 22, false,
+                 false},
+        };
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+                gp_gate_t g = mk_gate(rows[i].gate, B, G, 1000, 10), line = g;
+                g.tid = 20;
+                line.phase = rows[i].line;
+                line.tid = rows[i].line_tid;
+                gp_part_t p;
+                gp_part_init(&p, 0);
+                p.ro = rows[i].ro;
+                cr_expect_eq(gp_agree_settled(&g, 21, &line, &p), rows[i].want, "%s",
+                             rows[i].row);
+        }
+}
+
+/* A transition the map opens does not begin while a partition of the
+ * pipeline is unsettled, or before the checkpoints were read. */
+Test(identity, waits_for_the_pipeline) {
+        gp_part_t p;
+        gp_part_init(&p, 0);
+        gp_part_t *parts[] = {&p};
+        gp_step_t out;
+        gp_wm_view_t wv = view(500, 500, false);
+        gp_gate_t g = mk_gate(GP_PHASE_ABORTED, B, B, 1000, 10);
+        g.tid = 20;
+        gp_control_t c = ctl(G, TRANS, false, 0);
+        c.tid = 21;
+        wv.unsettled = GP_UNSETTLED_UNKNOWN;
+        cr_assert_eq(gp_gate_step(&g, parts, 1, &c, &wv, &conf0, 50, &out), 0);
+        cr_assert(g.phase == GP_PHASE_ABORTED && !(out.events & GP_EV_REFUSED),
+                  "before the read: %s, events 0x%x", gp_phase_name(g.phase),
+                  (unsigned)out.events);
+        wv.unsettled = 2;
+        cr_assert_eq(gp_gate_step(&g, parts, 1, &c, &wv, &conf0, 50, &out), 0);
+        cr_assert(g.phase == GP_PHASE_ABORTED &&
+                          strstr(out.err, "2 partition(s) of the pipeline"),
+                  "%s: %s", gp_phase_name(g.phase), out.err);
+        wv.unsettled = 0;
+        gp_gate_step(&g, parts, 1, &c, &wv, &conf0, 50, &out);
+        cr_assert((out.events & GP_EV_TRANSITION) && g.tid == 21, "%s tx=%" PRId64,
+                  gp_phase_name(g.phase), g.tid);
 }
 
 /* What gp_gate_tid_due writes: an id above every one before, once per
