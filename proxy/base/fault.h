@@ -11,7 +11,8 @@
  * to act at an exact place, e.g. between the proxy's read of the map and
  * its write. After a commit (no transaction open) the point "promised"
  * is passed while a transition waits for T and a promise of this
- * instance is committed, "redelivering" while a re-delivery is open.
+ * instance is committed; "redelivering" after each status posted while
+ * a re-delivery is open (committed, and in the status).
  * With GP_FAULT_STALL=<point>[:<n>], the n-th time the process passes
  * <point> its thread sleeps for good, as in a call that never returns
  * (the loop's watchdog, proxy/loop/watchdog.h, ends such a process; a hold

@@ -262,8 +262,6 @@ void gp_delivery_committed(gp_proxy_t *p) {
         p->stats.partitions = (int)p->n_pptrs;
         pthread_mutex_unlock(&p->lock);
         gp_log_set_state(gp_phase_name(p->gate.phase), gp_colour_name(p->gate.new_c));
-        if (p->stats.rd.open)
-                GP_FAULT("redelivering");   /* a re-delivery's state is committed */
         bool had = was.open || p->rd_began; /* begun, and perhaps done, since */
         p->rd_began = false;
         if (had && !p->stats.rd.open)

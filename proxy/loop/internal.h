@@ -145,6 +145,8 @@ struct gp_proxy {
         /* gate.membership=group (group.c) */
         bool group;
         gp_agreer_t *agree;           /* the agreement on T; NULL: not started */
+        char member_key[160];         /* group mode: this member's status key
+                                         (gate/mstatus.h), "" before the first */
         bool rd_began;                /* a re-delivery began or went on since the last
                                          commit (redeliver.c) */
         bool census;                  /* this boundary asked it whether the transition

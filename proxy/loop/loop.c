@@ -20,6 +20,7 @@
  * the group id only names where offsets and checkpoints are committed;
  * with group it is a member of that group (proxy/loop/group.c) and a
  * hand-over's T is agreed by every member (proxy/loop/hop.c). */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 
 #include "gate/agree.h"
 #include "gate/control.h"
+#include "gate/mstatus.h"
 #include "gate/timeparse.h"
 #include "proxy/base/fault.h"
 #include "proxy/loop/internal.h"
@@ -153,6 +155,42 @@ static void members_status(gp_proxy_t *p, char *b, size_t len) {
                 snprintf(b + at, len - at, ", and %zu more", (size_t)n - shown);
 }
 
+/* Group mode: this member's own status key (gate/mstatus.h), beside the
+ * pipeline keys the members share. */
+static void member_status(gp_proxy_t *p, const gp_stats_t *s, int64_t now,
+                          gp_status_kv_t *st) {
+        if (!p->member_key[0]) {
+                size_t at = (size_t)snprintf(p->member_key, sizeof p->member_key, "%s",
+                                             GP_KEY_MEMBER_PREFIX);
+                /* A ConfigMap key: letters, digits, '-', '_' and '.'. */
+                for (const char *c = p->conf->instance; *c && at + 1 < sizeof p->member_key;
+                     c++)
+                        p->member_key[at++] = (isalnum((unsigned char)*c) || *c == '-' ||
+                                               *c == '_' || *c == '.')
+                                                      ? *c
+                                                      : '-';
+                p->member_key[at] = '\0';
+        }
+        gp_mstatus_t m = {
+                .phase = p->cgate.phase,
+                .tid = p->cgate.tid,
+                .parts = p->n_pptrs,
+                .n = {s->n[0], s->n[1], s->n[2]},
+                .late = s->late,
+                .rd = s->rd.marked && p->cgate.phase == GP_PHASE_ABORTED,
+                .rd_to = p->cgate.new_c,
+                .rd_sent = s->rd.sent,
+                .rd_left = s->rd.left,
+                .rd_lost = s->rd.lost,
+                .rd_open = s->rd.open,
+                .beat = now,
+                .run = !p->stopped,
+        };
+        char line[GP_MSTATUS_MAX];
+        if (gp_mstatus_encode(&m, line, sizeof line) > 0)
+                gp_status_set(st, p->member_key, "%s", line);
+}
+
 /* Task: the status keys, handed to the status thread. */
 static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
         const gp_wm_view_t *wv = &p->wv;
@@ -193,6 +231,8 @@ static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
         if (p->cgate.phase == GP_PHASE_SPLIT)
                 gp_drainer_said(p->drain, p->cgate.old_c, drain, sizeof drain);
         gp_status_set(&st, GP_KEY_DRAIN, "%s", drain);
+        if (p->group)
+                member_status(p, &s, now, &st);
         if (p->members) {
                 /* A stopped member's view of the group is old news; a
                  * running one writes its own within the interval. */
@@ -202,6 +242,8 @@ static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
                 gp_status_set(&st, GP_KEY_MEMBERS, "%s", mb);
         }
         gp_status_post(p->status, &st);
+        if (s.rd.open)
+                GP_FAULT("redelivering"); /* a re-delivery open, committed and posted */
         return TASK_ON;
 }
 

@@ -841,7 +841,23 @@ static int await_redelivery(gp_ho_t *h, const char *from, const char *to, const 
                 char rd[GP_STATUS_VALUE_MAX], ab[32];
                 snprintf(rd, sizeof rd, "%s", cm_get(cm, GP_KEY_REDELIVERY));
                 snprintf(ab, sizeof ab, "%s", dash(cm_get(cm, GP_KEY_ABORTED_ROUTED)));
+                /* Group mode: every member that beats, each from its own
+                 * key, not whichever wrote the shared keys last. */
+                gp_mstatus_view_t mv;
+                bool group = gp_ops_members(cm, gp_now_ms(), &mv, NULL) > 0;
                 gp_cm_destroy(cm);
+                if (group) {
+                        runs = mv.live > 0;
+                        took = runs && mv.oldest >= wrote_ms && mv.one_phase &&
+                               mv.phase == GP_PHASE_ABORTED;
+                        rd[0] = '\0';
+                        if (mv.rd_members)
+                                snprintf(rd, sizeof rd,
+                                         "to=%s sent=%" PRIu64 " left=%" PRIu64
+                                         " lost=%" PRIu64 " open=%" PRIu64,
+                                         gp_colour_name(surv), mv.rd_sent, mv.rd_left,
+                                         mv.rd_lost, mv.rd_open);
+                }
                 if (!runs) {
                         gp_progress_break();
                         printf("handover: from=%s to=%s aborted after T=%s: no proxy reports "

@@ -52,6 +52,36 @@ static const char *liveness(const gp_cm_t *cm, char *buf, size_t len) {
         return buf;
 }
 
+size_t gp_ops_members(const gp_cm_t *cm, int64_t now, gp_mstatus_view_t *v, FILE *list) {
+        size_t n, k = 0;
+        const gp_kv_t *kv = gp_cm_data(cm, &n);
+        gp_mstatus_t *m = calloc(n ? n : 1, sizeof *m);
+        size_t pl = strlen(GP_KEY_MEMBER_PREFIX);
+        for (size_t i = 0; m && i < n; i++) {
+                if (strncmp(kv[i].key, GP_KEY_MEMBER_PREFIX, pl))
+                        continue;
+                char err[128];
+                const char *name = kv[i].key + pl;
+                if (gp_mstatus_decode(kv[i].value, strlen(kv[i].value), &m[k], err,
+                                      sizeof err)) {
+                        if (list)
+                                fprintf(list, "member      %s: unreadable: %s\n", name, err);
+                        continue;
+                }
+                if (list) {
+                        bool gone = !m[k].run || now - m[k].beat > GP_MEMBER_STALE_MS;
+                        fprintf(list, "member      %s: %s%s\n", name, kv[i].value,
+                                !m[k].run ? " (stopped)"
+                                : gone    ? " (silent: not counted)"
+                                          : "");
+                }
+                k++;
+        }
+        gp_mstatus_view(m ? m : (gp_mstatus_t[1]){{0}}, k, now, GP_MEMBER_STALE_MS, v);
+        free(m);
+        return k;
+}
+
 /* Loads and parses the map; prints why not and returns NULL. */
 static gp_cm_t *load(const char *cmd, gp_ctl_t *ctl, gp_control_t *c) {
         gp_err_t err;
@@ -514,6 +544,22 @@ int gp_ops_ctl_status(gp_ctl_t *ctl, int json) {
                get(cm, GP_KEY_COUNT_DLQ), get(cm, GP_KEY_COUNT_LATE),
                get(cm, GP_KEY_ABORTED_ROUTED));
         printf("error       %s\n", get(cm, GP_KEY_ERROR));
+        /* gate.membership=group: each member's own status, and the
+         * pipeline's sum over those that beat. */
+        gp_mstatus_view_t mv;
+        if (gp_ops_members(cm, gp_now_ms(), &mv, stdout)) {
+                printf("pipeline    %zu member(s) reporting%s: phase=%s%s partitions=%" PRIu64
+                       " blue=%" PRIu64 " green=%" PRIu64 " dlq=%" PRIu64 " late=%" PRIu64,
+                       mv.live, mv.gone ? " (others silent or stopped)" : "",
+                       mv.live ? gp_phase_name(mv.phase) : "-",
+                       mv.one_phase ? "" : " (not all: see each member)", mv.parts, mv.n[0],
+                       mv.n[1], mv.n[2], mv.late);
+                if (mv.rd_members)
+                        printf(" redelivery: sent=%" PRIu64 " left=%" PRIu64 " lost=%" PRIu64
+                               " open=%" PRIu64,
+                               mv.rd_sent, mv.rd_left, mv.rd_lost, mv.rd_open);
+                printf("\n");
+        }
         /* gate.membership=group: the group's members, client id/host=partitions. */
         const char *mb = gp_cm_get(cm, GP_KEY_MEMBERS);
         if (mb && *mb)

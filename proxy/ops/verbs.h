@@ -7,6 +7,9 @@
 
 #include <stdint.h>
 
+#include <stdio.h>
+
+#include "gate/mstatus.h"
 #include "gate/types.h"
 #include "proxy/control/ctl.h"
 
@@ -40,5 +43,13 @@ int gp_ops_abort(const char *path, int has_to, gp_colour_t to);
 int gp_ops_status(const char *path, int json);
 
 int gp_cli_main(int argc, char **argv);
+
+/* Group mode: the pipeline over its members' own status keys
+ * (gate/mstatus.h) in cm at wall time now, a member silent for
+ * GP_MEMBER_STALE_MS counted as gone; with list, one line per member
+ * printed there. Returns the number of member keys read (0: none: one
+ * instance, or proxies older than these keys). */
+#define GP_MEMBER_STALE_MS 15000
+size_t gp_ops_members(const gp_cm_t *cm, int64_t now, gp_mstatus_view_t *v, FILE *list);
 
 #endif

@@ -47,7 +47,7 @@ census_exit() {
 trap census_exit EXIT
 
 say "1. i0 held before the offsets of its next commit"
-flow 30000 0 "$BASE"
+flow 20000 0 "$BASE"
 start_inst 0 GP_FAULT_HOLD="$WORK/h0"
 start_inst 1 GP_FAULT_HOLD="$WORK/h1"
 for i in 0 1; do wait_for "i$i to own 1 partition" 60 owns $i 1; done
@@ -80,7 +80,7 @@ rm -f "$WORK/h1.before-commit"
 alive
 flow_done
 # past T + lateness: the old side closes
-flow 3000 30000 $((T + 10000))
+flow 3000 20000 $((T + 10000))
 flow_done
 wait_for "CLEAR_TO_TEARDOWN" 90 key_is stage CLEAR_TO_TEARDOWN
 end=$(($(date +%s) + 60))

@@ -9,8 +9,10 @@
 #  2. `gate-proxy abort`: blue survives, and each member reads its
 #     partition again from where its split began, giving blue what went to
 #     green; i2 commits its re-delivery's state and is held there
-#     (GP_FAULT_HOLD at "redelivering"), half way (100 records a
-#     transaction, so that a re-delivery takes several);
+#     (GP_FAULT_HOLD at "redelivering", once its status says so), half
+#     way (10 records a transaction: its re-delivery takes seconds);
+#     `gate-proxy status` shows the pipeline re-delivering, from i2's own
+#     key, whatever the members' shared keys say last;
 #  3. `gate-proxy finish` and `gate-proxy cutover --to green --at FAR` at
 #     once: hop 2, asking for a T far above every event time, so that blue,
 #     the survivor of hop 1, gets every record of the run;
@@ -36,6 +38,8 @@ for i in 0 1 2; do
   GP_INSTANCE=i$i write_conf i$i "$S" gate.commit.interval.ms=100 gate.commit.records=100 \
     gate.lateness.ms=600000 gate.abort.redeliver=true log.level=debug
 done
+# i2's re-delivery takes seconds: a status of it open is posted
+echo "gate.commit.records=10" >>"$WORK/i2.conf"
 
 declare -A PID=()
 redeliver_exit() {
@@ -51,7 +55,7 @@ waited() { log_has "$1" "waits: [0-9]+ partition\(s\) of the pipeline are still 
 moved() { owns 0 2 || owns 1 2; }
 
 say "1. hop 1: three members split by T1"
-flow 40000 0 "$BASE"
+flow 28000 0 "$BASE"
 start_inst 0
 start_inst 1
 start_inst 2 GP_FAULT_HOLD="$WORK/h2"
@@ -69,6 +73,12 @@ touch "$WORK/h2.redelivering"
 "$GP_BIN" abort --control "$WORK/cm.json" >/dev/null 2>&1
 wait_for "i2 held with its re-delivery committed open" 60 test -e "$WORK/h2.redelivering.held"
 for i in 0 1; do wait_for "i$i's re-delivery" 60 log_has $i "re-delivery done"; done
+pipeline_redelivers() {
+  "$GP_BIN" status --control "$WORK/cm.json" >"$WORK/status.out" 2>&1 || true
+  grep -qE "^pipeline .* open=[1-9]" "$WORK/status.out"
+}
+wait_for "gate-proxy status to show the pipeline re-delivering" 10 pipeline_redelivers
+say "status: $(grep '^pipeline' "$WORK/status.out"); the shared key says: $(key gate-proxy.redelivery)"
 
 say "3. finish, and cut over to green again at once, asking for T=$FAR"
 "$GP_BIN" finish --control "$WORK/cm.json" >/dev/null 2>&1

@@ -14,6 +14,7 @@
 
 #include "gate/agree.h"
 #include "gate/gate.h"
+#include "gate/mstatus.h"
 
 #define NONE GP_TS_NONE
 #define MIN1 (INT64_MIN + 1)
@@ -1516,4 +1517,93 @@ Test(identity, tid_due) {
                   "a gate mid-way holds a map back at RUNNING for invalid, not ended");
         c.tid_ended = true;
         cr_assert(!gp_gate_tid_due(NULL, &c, 100, v, sizeof v), "ended already: %s", v);
+}
+
+/* ---- a member's status, and the pipeline's view (gate/mstatus.h) -------- */
+
+Test(member_status, round_trip_and_strict) {
+        gp_mstatus_t m = {.phase = GP_PHASE_ABORTED,
+                          .tid = 5,
+                          .parts = 2,
+                          .n = {100, 40, 1},
+                          .late = 3,
+                          .rd = true,
+                          .rd_to = B,
+                          .rd_sent = 40,
+                          .rd_left = 12,
+                          .rd_open = 1,
+                          .beat = 1796514819784,
+                          .run = true},
+                     got;
+        char line[GP_MSTATUS_MAX], err[128];
+        cr_assert_gt(gp_mstatus_encode(&m, line, sizeof line), 0);
+        cr_assert_str_eq(line,
+                         "phase=aborted tx=5 parts=2 n=100,40,1 late=3 rd=blue,40,12,0,1 "
+                         "beat=1796514819784 run=1");
+        cr_assert_eq(gp_mstatus_decode(line, strlen(line), &got, err, sizeof err), 0, "%s",
+                     err);
+        cr_assert(got.rd && got.rd_to == B && got.rd_open == 1 && got.n[1] == 40 &&
+                  got.beat == m.beat && got.run);
+        static const char *bad[] = {
+                "",
+                "phase=aborted",
+                "phase=gone tx=5 parts=2 n=1,1,1 late=3 rd=- beat=1 run=1",
+                "phase=split tx=5 parts=2 n=1,1 late=3 rd=- beat=1 run=1",
+                "phase=split tx=5 parts=2 n=1,1,1,1 late=3 rd=- beat=1 run=1",
+                "phase=split tx=5 parts=-2 n=1,1,1 late=3 rd=- beat=1 run=1",
+                "phase=split tx=5 parts=2 n=1,1,1 late=3 rd=red,1,1,1,1 beat=1 run=1",
+                "phase=split tx=5 parts=2 n=1,1,1 late=3 rd=blue,1,1,1 beat=1 run=1",
+                "phase=split tx=5 parts=2 n=1,1,1 late=3 rd=- beat=1 run=2",
+                "phase=split tx=5 parts=2 n=1,1,1 late=3 rd=- beat=1 run=1 more=1",
+                "phase=split tx=5 parts=2 n=1,1,1 late=3 rd=- beat=1 run=1 ",
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                err[0] = '\0';
+                cr_expect_eq(gp_mstatus_decode(bad[i], strlen(bad[i]), &got, err, sizeof err),
+                             -1, "accepted '%s'", bad[i]);
+                cr_expect(err[0], "no reason for '%s'", bad[i]);
+        }
+}
+
+/* The pipeline sums the members that beat; a member re-delivering is not
+ * hidden by the others, whichever wrote last; one owning nothing has no
+ * say in the phase. */
+Test(member_status, the_pipeline_over_its_members) {
+        gp_mstatus_t m[4] = {
+                {.phase = GP_PHASE_ABORTED,
+                 .parts = 1,
+                 .n = {10, 2, 0},
+                 .rd = true,
+                 .rd_to = B,
+                 .rd_sent = 2,
+                 .beat = 1000,
+                 .run = true},
+                {.phase = GP_PHASE_ABORTED,
+                 .parts = 1,
+                 .n = {10, 5, 0},
+                 .rd = true,
+                 .rd_to = B,
+                 .rd_sent = 1,
+                 .rd_left = 30,
+                 .rd_open = 1,
+                 .beat = 990,
+                 .run = true},
+                {.phase = GP_PHASE_STEADY, .parts = 0, .beat = 1000, .run = true},
+                {.phase = GP_PHASE_SPLIT,
+                 .parts = 2,
+                 .n = {99, 99, 0},
+                 .beat = 100,
+                 .run = true}, /* silent: its partitions moved on */
+        };
+        gp_mstatus_view_t v;
+        gp_mstatus_view(m, 4, 1000, 500, &v);
+        cr_assert_eq(v.live, 3);
+        cr_assert_eq(v.gone, 1);
+        cr_assert(v.one_phase && v.phase == GP_PHASE_ABORTED, "%s", gp_phase_name(v.phase));
+        cr_assert(v.parts == 2 && v.n[0] == 20 && v.n[1] == 7);
+        cr_assert(v.rd_members == 2 && v.rd_open == 1 && v.rd_left == 30 && v.rd_sent == 3);
+        cr_assert_eq(v.oldest, 990);
+        m[3].beat = 1000;
+        gp_mstatus_view(m, 4, 1000, 500, &v);
+        cr_assert_not(v.one_phase, "a member still splitting");
 }
