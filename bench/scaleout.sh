@@ -18,20 +18,20 @@
 #    partitions that moved and the others.
 # 3. The agreement's cost: a hand-over blue -> green at BENCH_SCALE_RATE
 #    records/s on a fresh 12-partition topic, with one process that assigns
-#    every partition (gate.membership=assign, T chosen alone) and with 1
-#    and 3 members of a group (T agreed from every partition's committed
+#    every partition (gate.membership=assign, T chosen alone) and with 1,
+#    3 and 6 members of a group (T agreed from every partition's committed
 #    promise): the time from the cutover written into the control file to
 #    T there (agree_ms), and from T to CLEAR_TO_TEARDOWN (close_ms).
 #
 # Environment: BENCH_SCALE_INSTANCES [1 2 3], BENCH_SCALE_RECORDS [2000000],
 # BENCH_SCALE_ROUNDS [3], BENCH_SCALE_RATE [6000], BENCH_SCALE_PAUSE [1]
-# (0: throughput only), BENCH_SCALE_AGREE [assign 1 3] ("": none).
+# (0: throughput only), BENCH_SCALE_AGREE [assign 1 3 6] ("": none).
 SC_INSTANCES=${BENCH_SCALE_INSTANCES-1 2 3}
 SC_RECORDS=${BENCH_SCALE_RECORDS:-2000000}
 SC_ROUNDS=${BENCH_SCALE_ROUNDS:-3}
 SC_RATE=${BENCH_SCALE_RATE:-6000}
 SC_PAUSE=${BENCH_SCALE_PAUSE:-1}
-SC_AGREE=${BENCH_SCALE_AGREE-assign 1 3}
+SC_AGREE=${BENCH_SCALE_AGREE-assign 1 3 6}
 SC_PARTS=12
 
 # member_conf PIPELINE INSTANCE SRC [key=value...]: $WORK/PIPELINE-INSTANCE.conf,
