@@ -20,6 +20,12 @@
 #   make soak   (not part of make test) exactly-once under faults for
 #               SOAK_MINUTES (default 30): cutovers back and forth, proxy kills,
 #               broker restarts, on its own broker (tests/soak.sh says more)
+#   make soak-churn  (make test runs its fixed set of seeds) the schedule
+#               explorer over SEEDS (e.g. SEEDS=1-200 or SEEDS="7 12"; default:
+#               make test's): instances of one group joining, leaving, killed,
+#               stopped past their session, a lagging map, broker restarts,
+#               across random hand-overs and aborts, every record checked, on
+#               its own broker (tests/integration/churn.sh says more)
 #   make dashboard-png  (not part of make test) redraws docs/dashboard/*.png:
 #               the Grafana dashboard's panels over a real cutover
 #   make librdkafka  (every target above runs it) librdkafka 2.14.2 from
@@ -29,7 +35,7 @@
 BUILD ?= build
 LIBRDKAFKA ?= debian-source
 
-.PHONY: all build demo image install test e2e build-test unit soak bench bench-librdkafka config-docs dashboard-png format clean librdkafka
+.PHONY: all build demo image install test e2e build-test unit soak soak-churn bench bench-librdkafka config-docs dashboard-png format clean librdkafka
 
 all: build
 
@@ -81,6 +87,12 @@ e2e: build-test
 # The soak: SOAK_MINUTES=5 make soak for a short one; KAFKA_VERSION=4 for 4.x.
 soak: build-test
 	tests/soak.sh $(BUILD)/test
+
+# The schedule explorer on its own broker: make soak-churn SEEDS=1-200;
+# KAFKA_VERSION=4 for 4.x. A failing seed prints the command that replays it.
+SEEDS ?= $(GP_CHURN_SEEDS)
+soak-churn: build-test
+	GP_CHURN_SEEDS='$(SEEDS)' bash tests/integration/churn.sh $(BUILD)/test
 
 # The benchmark, on an optimised build with the test tools.
 bench: librdkafka

@@ -85,14 +85,14 @@ bool gp_agree_settled(const gp_gate_t *g, int64_t tid, const gp_gate_t *line,
                 return false;
         if (tid && line->tid == tid)
                 return true;
-        if (line->phase == GP_PHASE_WAITING || line->phase == GP_PHASE_SPLIT ||
-            line->tid != g->tid)
+        /* A split its line never ended: what it owes depends on how its
+         * transition ended, which only a gate of that transition knows. */
+        if (line->phase == GP_PHASE_SPLIT)
                 return false;
-        /* The same transition, ended: the same way, or without a split on
-         * one side (an abort before T leaves STEADY, after it ABORTED). */
-        bool quiet_l = line->phase == GP_PHASE_STEADY || line->phase == GP_PHASE_ABORTED;
-        bool quiet_g = g->phase == GP_PHASE_STEADY || g->phase == GP_PHASE_ABORTED;
-        return line->phase == g->phase || (quiet_l && quiet_g);
+        /* Closed where this gate aborted the same transition after T: its
+         * re-delivery has not begun. */
+        return !(line->phase == GP_PHASE_CLOSED && g->phase == GP_PHASE_ABORTED &&
+                 line->tid == g->tid && g->cutoff != GP_TS_NONE);
 }
 
 gp_close_rule_t gp_agree_part_close_rule(const gp_part_t *pt, int64_t cutoff,

@@ -133,15 +133,14 @@ bool gp_agree_clear(const bool *closed, size_t n, bool drained, gp_agree_map_t m
 
 /* True when a partition's committed checkpoint (line, lp) lets gate g
  * begin transition tid. A transition begins over the whole pipeline only
- * once every partition has left the earlier ones: a line of another
- * transition still waiting or splitting (its owner died before it saw the
+ * once no partition still owes the survivor of an earlier one: a line
+ * still splitting in another transition (its owner died before it saw the
  * end, or has not applied it yet), a re-delivery still open, or a line
- * whose end differs from g's (closed where g aborted, or the reverse) is
- * one whose next owner may owe the survivor records. Such a partition
- * would otherwise land, with its debt, in a gate that has moved on. A line
- * of transition tid itself (another member began it) holds nothing back;
- * a line of an older transition than g's has not been rewritten since and
- * does. */
+ * closed where g aborted the same transition after T. Such a partition
+ * would otherwise land, with its debt, in a gate that has moved on. Lines
+ * at rest (steady, closed, aborted with nothing open), waiting ones (they
+ * routed everything to the old colour) and lines of tid itself hold
+ * nothing back, whichever transition they ended. */
 bool gp_agree_settled(const gp_gate_t *g, int64_t tid, const gp_gate_t *line,
                       const gp_part_t *lp);
 

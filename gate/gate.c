@@ -267,6 +267,23 @@ static int apply_control(gp_gate_t *g, gp_part_t *const *parts, size_t n,
                 }
                 if (same)
                         return 0; /* the same transition goes on */
+                if (g->phase == GP_PHASE_SPLIT && g->tid && cur && cur > g->tid &&
+                    c->stage != GP_STAGE_FAILING) {
+                        /* A later transition: this one ended without this
+                         * gate (made of a dead member's lines). Where every
+                         * partition closed the old side it went no other
+                         * way than the close; the census (gp_agree_settled)
+                         * holds the next one back should the others have
+                         * aborted it after all. */
+                        size_t closed = 0;
+                        for (size_t i = 0; i < n; i++)
+                                closed += parts[i]->closed;
+                        if (n && closed == n) {
+                                set_phase(g, GP_PHASE_CLOSED);
+                                out->events |= GP_EV_CLOSED;
+                                return 1;
+                        }
+                }
                 /* The roll to new_c failed, or the map rolled back to the
                  * old colour before the close: abort to the old colour. */
                 set_phase(g, GP_PHASE_ABORTED);

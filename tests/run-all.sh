@@ -4,10 +4,11 @@
 #   tests/run-all.sh BUILD_DIR
 # KAFKA_VERSIONS="3.9 4" selects the brokers (default: both).
 # GP_TEST_LABEL=flink runs only the tests with that label (make e2e), and no
-# unit tests. The Kubernetes, registry, Flink and image tests run on the
-# first broker only; the Flink tests' e2e:/control: lines, the scale-out
-# tests' scale: lines and the deploy/ tests' image:/helm: lines are printed
-# at the end.
+# unit tests. The Kubernetes, registry, Flink and image tests and the
+# schedule explorer run on the first broker only; the Flink tests'
+# e2e:/control: lines, the scale-out tests' scale: lines, the explorer's
+# churn: lines and the deploy/ tests' image:/helm: lines are printed at the
+# end.
 set -euo pipefail
 build=$(cd "${1:?usage: tests/run-all.sh BUILD_DIR}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +18,8 @@ label=${GP_TEST_LABEL:-integration}
 failed=0
 export GP_E2E_LINES=$build/e2e-lines.txt
 : >"$GP_E2E_LINES"
-# integration.scale's summary lines (one per broker), repeated at the end
+# the scale-out tests' summary lines (scale:, and churn: one per seed),
+# repeated at the end
 export GP_SCALE_LINES=$build/scale-lines.txt
 : >"$GP_SCALE_LINES"
 # the deploy/ tests' summary lines (image:, helm:), repeated at the end
@@ -88,10 +90,13 @@ for v in $versions; do
   fi
   GP_BOOTSTRAP=$("$broker" bootstrap) || failed=1
   export GP_BOOTSTRAP
-  # Two at a time: each test has topics and a group of its own; the one
-  # that restarts the broker runs alone, and the scale-out tests take
+  # Two at a time: each test has topics and a group of its own; those
+  # that restart the broker run alone, and the scale-out tests take
   # turns on the two cores (tests/integration/CMakeLists.txt).
-  (cd "$build" && ctest -L "$label" -LE "$needs_fixture" --output-on-failure -j2) || failed=1
+  # The schedule explorer (label churn) runs on the first broker only.
+  skip=$needs_fixture
+  [ $first -eq 1 ] || skip="$needs_fixture|churn"
+  (cd "$build" && ctest -L "$label" -LE "$skip" --output-on-failure -j2) || failed=1
   if [ $first -eq 1 ]; then
     wait_builds
     step "integration tests that need a fixture, on Kafka $v"
@@ -104,7 +109,7 @@ wait_builds
 step "done"
 
 if [ -s "$GP_SCALE_LINES" ]; then
-  echo "== scale-out (tests/integration/scale*.sh, group_refuse.sh)"
+  echo "== scale-out (tests/integration/scale*.sh, group_refuse.sh, churn.sh)"
   cat "$GP_SCALE_LINES"
 fi
 if [ -s "$GP_INSTALL_LINES" ]; then

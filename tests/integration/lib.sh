@@ -329,3 +329,27 @@ log_has() { grep -qE -- "$2" "$WORK/i$1.log"; } # log_has I PATTERN
 all_routed() {
   "$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts >/dev/null 2>&1
 }
+
+# copy_map FROM TO: the control map FROM written over TO as one more writer
+# of TO would (under TO's lock, its resourceVersion above both, fsync and
+# rename): a member reading TO sees FROM's content, later than the others
+copy_map() {
+  python3 - "$1" "$2" <<'PY'
+import fcntl, json, os, sys
+src, dst = sys.argv[1], sys.argv[2]
+with open(dst + ".lock", "a+") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    d = json.load(open(src))
+    try:
+        was = int(json.load(open(dst))["metadata"]["resourceVersion"])
+    except Exception:
+        was = 0
+    d["metadata"]["resourceVersion"] = str(max(was, int(d["metadata"]["resourceVersion"])) + 1)
+    tmp = dst + ".tmp.copy"
+    with open(tmp, "w") as f:
+        json.dump(d, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(tmp, dst)
+PY
+}

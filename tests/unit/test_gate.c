@@ -1424,6 +1424,33 @@ Test(identity, transitions_begin_and_end_by_id) {
                   "begun: %s tx=%" PRId64, gp_phase_name(g.phase), g.tid);
 }
 
+/* A gate made of a dead member's lines, still splitting an earlier
+ * transition, meets a map at a later one: where every partition it owns
+ * closed the old side, that transition went through its close, not an
+ * abort; else it aborts as before. */
+Test(identity, a_split_of_closed_lines_ended_by_its_close) {
+        gp_part_t a, b;
+        gp_part_init(&a, 0);
+        gp_part_init(&b, 0);
+        a.closed = b.closed = true;
+        gp_part_t *parts[] = {&a, &b};
+        gp_step_t out;
+        const gp_wm_view_t wv = view(500, 500, false);
+        gp_control_t c = ctl(B, TRANS, false, 0); /* the next hop, green -> blue */
+        c.tid = 21;
+        gp_gate_t g = mk_gate(GP_PHASE_SPLIT, B, G, 1000, 10);
+        g.tid = 20;
+        gp_gate_step(&g, parts, 2, &c, &wv, &conf0, 50, &out);
+        cr_assert(g.phase == GP_PHASE_CLOSED && !(out.events & GP_EV_ABORTED) && g.tid == 20,
+                  "%s, events 0x%x", gp_phase_name(g.phase), (unsigned)out.events);
+        b.closed = false;
+        g = mk_gate(GP_PHASE_SPLIT, B, G, 1000, 10);
+        g.tid = 20;
+        gp_gate_step(&g, parts, 2, &c, &wv, &conf0, 50, &out);
+        cr_assert(g.phase == GP_PHASE_ABORTED && (out.events & GP_EV_ABORTED), "%s",
+                  gp_phase_name(g.phase));
+}
+
 /* Which committed lines hold a new transition back (gp_agree_settled):
  * the gate ended transition 20 as in `g`, the map opens 21. */
 Test(identity, settled_lines) {
@@ -1436,7 +1463,8 @@ Test(identity, settled_lines) {
                 {"the same end", GP_PHASE_CLOSED, GP_PHASE_CLOSED, 20, false, true},
                 {"already in 21", GP_PHASE_CLOSED, GP_PHASE_WAITING, 21, false, true},
                 {"a dead member's split", GP_PHASE_ABORTED, GP_PHASE_SPLIT, 20, false, false},
-                {"a dead member's wait", GP_PHASE_STEADY, GP_PHASE_WAITING, 20, false, false},
+                {"a split of an older one", GP_PHASE_CLOSED, GP_PHASE_SPLIT, 10, false, false},
+                {"a dead member's wait", GP_PHASE_STEADY, GP_PHASE_WAITING, 20, false, true},
                 {"re-delivering", GP_PHASE_ABORTED, GP_PHASE_ABORTED, 20, true, false},
                 {"re-delivering, in 21", GP_PHASE_ABORTED, GP_PHASE_WAITING, 21, true, false},
                 {"re-delivered", GP_PHASE_ABORTED, GP_PHASE_ABORTED, 20, false, true},
@@ -1445,11 +1473,11 @@ Test(identity, settled_lines) {
                 {"closed, not yet aborted", GP_PHASE_ABORTED, GP_PHASE_CLOSED, 20, false,
                  false},
                 {"aborted there, closed here", GP_PHASE_CLOSED, GP_PHASE_ABORTED, 20, false,
-                 false},
-                {"an older transition's rest", GP_PHASE_CLOSED, GP_PHASE_CLOSED, 10, false,
-                 false},
-                {"a later transition than asked", GP_PHASE_CLOSED, GP_PHASE_WAITING, 22, false,
-                 false},
+                 true},
+                {"an older transition's rest", GP_PHASE_ABORTED, GP_PHASE_CLOSED, 10, false,
+                 true},
+                {"a member that never began 20", GP_PHASE_ABORTED, GP_PHASE_CLOSED, 10, false,
+                 true},
         };
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
                 gp_gate_t g = mk_gate(rows[i].gate, B, G, 1000, 10), line = g;
