@@ -246,7 +246,6 @@ void gp_delivery_committed(gp_proxy_t *p) {
                 }
         if (promised && p->gate.phase == GP_PHASE_WAITING)
                 GP_FAULT("promised"); /* a promise is committed */
-        (void)promised;
         pthread_mutex_lock(&p->lock);
         memcpy(p->stats.n, n, sizeof(n));
         p->stats.late = late;

@@ -21,15 +21,7 @@
 #include "gate/avro.h"
 #include "gate/extract.h"
 #include "proxy/schema/avsc.h"
-
-#define CHECK(c)                                                                              \
-        do {                                                                                  \
-                if (!(c)) {                                                                   \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
-                                #c);                                                          \
-                        abort();                                                              \
-                }                                                                             \
-        } while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static void check_table(const gp_avro_t *av, const gp_extract_t *x) {
         CHECK(av->n_nodes >= 1 && av->n_nodes <= GP_AVRO_MAX_NODES && av->nodes);

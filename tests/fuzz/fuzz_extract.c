@@ -26,15 +26,7 @@
 #include "gate/jsonpath.h"
 #include "gate/timeparse.h"
 #include "gate/types.h"
-
-#define CHECK(c)                                                                              \
-        do {                                                                                  \
-                if (!(c)) {                                                                   \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
-                                #c);                                                          \
-                        abort();                                                              \
-                }                                                                             \
-        } while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static const char *const specs[] = {
         "kafka-timestamp", "header:ts",    "json:ts",           "json:meta.ts",

@@ -31,15 +31,7 @@
 #include "gate/types.h"
 #include "proxy/schema/avsc.h"
 #include "tests/ref/ref_extract.h"
-
-#define CHECK(c)                                                                              \
-        do {                                                                                  \
-                if (!(c)) {                                                                   \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
-                                #c);                                                          \
-                        abort();                                                              \
-                }                                                                             \
-        } while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static const char *const json_specs[] = {
         "json:ts",           "json:meta.ts",         "json:[0]",       "json:a[1].ts",

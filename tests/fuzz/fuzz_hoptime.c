@@ -13,15 +13,7 @@
 #include <string.h>
 
 #include "gate/hoptime.h"
-
-#define CHECK(c)                                                                              \
-        do {                                                                                  \
-                if (!(c)) {                                                                   \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
-                                #c);                                                          \
-                        abort();                                                              \
-                }                                                                             \
-        } while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *s = (const char *)data;

@@ -20,15 +20,7 @@
 #include <string.h>
 
 #include "gate/jsonpath.h"
-
-#define CHECK(c)                                                                              \
-        do {                                                                                  \
-                if (!(c)) {                                                                   \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
-                                #c);                                                          \
-                        abort();                                                              \
-                }                                                                             \
-        } while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static int same_path(const gp_jpath_t *a, const gp_jpath_t *b) {
         if (a->nsegs != b->nsegs)

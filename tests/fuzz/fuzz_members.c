@@ -17,15 +17,7 @@
 #include <string.h>
 
 #include "gate/members.h"
-
-#define CHECK(c)                                                                              \
-        do {                                                                                  \
-                if (!(c)) {                                                                   \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
-                                #c);                                                          \
-                        abort();                                                              \
-                }                                                                             \
-        } while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static int inside(const void *p, size_t n, const uint8_t *data, size_t size) {
         const uint8_t *q = p;

@@ -11,15 +11,7 @@
 #include <string.h>
 
 #include "gate/mstatus.h"
-
-#define CHECK(c)                                                                              \
-        do {                                                                                  \
-                if (!(c)) {                                                                   \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
-                                #c);                                                          \
-                        abort();                                                              \
-                }                                                                             \
-        } while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static int same(const gp_mstatus_t *a, const gp_mstatus_t *b) {
         return a->phase == b->phase && a->tid == b->tid && a->parts == b->parts &&

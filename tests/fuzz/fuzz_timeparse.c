@@ -17,15 +17,7 @@
 #include <string.h>
 
 #include "gate/timeparse.h"
-
-#define CHECK(c)                                                                              \
-        do {                                                                                  \
-                if (!(c)) {                                                                   \
-                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__,  \
-                                #c);                                                          \
-                        abort();                                                              \
-                }                                                                             \
-        } while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 /* The span gp_time_parse can return for dates: 0000-01-01T00:00:00+23:59
  * to 9999-12-31T23:59:59.999-23:59. */

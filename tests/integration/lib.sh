@@ -325,6 +325,17 @@ scale_exit() {
   finish_test
 }
 log_has() { grep -qE -- "$2" "$WORK/i$1.log"; } # log_has I PATTERN
+# close_and_route START_ID T [SECONDS]: 3000 more records from START_ID with
+# event times past T + lateness, so that the old side closes; then waits
+# for CLEAR_TO_TEARDOWN (SECONDS, 90 by default) and, up to 60 s, for
+# every record of $S to be routed (the test's checker says what is not)
+close_and_route() {
+  flow 3000 "$1" $(($2 + 10000))
+  flow_done
+  wait_for "CLEAR_TO_TEARDOWN" "${3:-90}" key_is stage CLEAR_TO_TEARDOWN
+  local end=$(($(date +%s) + 60))
+  until all_routed || [ "$(date +%s)" -ge $end ]; do sleep 0.5; done
+}
 # all_routed: the checker finds every record of $S in a colour (or the DLQ)
 all_routed() {
   "$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts >/dev/null 2>&1

@@ -79,12 +79,7 @@ say "T=$T agreed $(($(date +%s) - held_at)) s into i1's hold"
 rm -f "$WORK/h1.before-commit"
 alive
 flow_done
-# past T + lateness: the old side closes
-flow 3000 20000 $((T + 10000))
-flow_done
-wait_for "CLEAR_TO_TEARDOWN" 90 key_is stage CLEAR_TO_TEARDOWN
-end=$(($(date +%s) + 60))
-until all_routed || [ "$(date +%s)" -ge $end ]; do sleep 0.5; done
+close_and_route 20000 "$T"
 out=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts \
   --cutoff "$T" --old blue 2>&1) || fail "checker: $out"
 say "checker: $out"

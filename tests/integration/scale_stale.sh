@@ -73,11 +73,7 @@ alive
 flow_done
 
 say "5. past T2 + lateness: the old side closes"
-flow 3000 40000 $((T2 + 10000))
-flow_done
-wait_for "CLEAR_TO_TEARDOWN" 90 key_is stage CLEAR_TO_TEARDOWN
-end=$(($(date +%s) + 60))
-until all_routed || [ "$(date +%s)" -ge $end ]; do sleep 0.5; done
+close_and_route 40000 "$T2"
 out=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts \
   --cutoff "$T2" --old blue --since "$E2" 2>&1) || fail "checker from hop 2's start: $out"
 say "checker (from hop 2's start, split by T2): $out"
