@@ -291,6 +291,19 @@ static int apply_control(gp_gate_t *g, gp_part_t *const *parts, size_t n,
                 out->events |= GP_EV_ABORTED;
                 return 1;
         }
+        if (g->phase == GP_PHASE_CLOSED && g->tid && cur > g->tid && c->active == owner &&
+            (c->stage == GP_STAGE_INITIALIZING || c->stage == GP_STAGE_TRANSITIONING)) {
+                /* A later transition into the colour this gate's closed
+                 * one rolled to: the map went back to the old colour in
+                 * between, an abort after the close that this gate did not
+                 * read (its member stopped meanwhile, or its watch skipped
+                 * the version). It takes that abort now, with its
+                 * re-delivery, before the census lets the next begin. */
+                set_phase(g, GP_PHASE_ABORTED);
+                g->new_c = g->old_c;
+                out->events |= GP_EV_ABORTED;
+                return 1;
+        }
         if (c->active == owner || c->stage == GP_STAGE_FAILING)
                 return 0; /* nothing asked, or a failed roll: the owner stays */
         if (c->stage == GP_STAGE_INITIALIZING || c->stage == GP_STAGE_TRANSITIONING) {

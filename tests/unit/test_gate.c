@@ -1451,6 +1451,38 @@ Test(identity, a_split_of_closed_lines_ended_by_its_close) {
                   gp_phase_name(g.phase));
 }
 
+/* A closed gate meets a later transition into the colour it rolled to:
+ * the map went back to the old colour in between (an abort after the
+ * close the gate did not read). The gate takes that abort, to its old
+ * colour, and begins nothing yet; a later transition out of its colour,
+ * or one of the map's ids it has already seen, is no abort. */
+Test(identity, a_closed_gate_takes_an_abort_it_did_not_read) {
+        gp_part_t p;
+        gp_part_init(&p, 0);
+        gp_part_t *parts[] = {&p};
+        gp_step_t out;
+        const gp_wm_view_t wv = view(500, 500, false);
+        gp_control_t c = ctl(G, TRANS, false, 0); /* blue -> green again */
+        c.tid = 21;
+        gp_gate_t g = mk_gate(GP_PHASE_CLOSED, B, G, 1000, 10);
+        g.tid = 20;
+        cr_assert_eq(gp_gate_step(&g, parts, 1, &c, &wv, &conf0, 50, &out), 1);
+        cr_assert(g.phase == GP_PHASE_ABORTED && (out.events & GP_EV_ABORTED) &&
+                          !(out.events & GP_EV_TRANSITION) && g.tid == 20 && g.old_c == B &&
+                          g.new_c == B && g.cutoff == 1000,
+                  "%s tx=%" PRId64 " %s -> %s, events 0x%x", gp_phase_name(g.phase), g.tid,
+                  gp_colour_name(g.old_c), gp_colour_name(g.new_c), (unsigned)out.events);
+        g = mk_gate(GP_PHASE_CLOSED, B, G, 1000, 10);
+        g.tid = 20;
+        c.tid = 20; /* its own transition, still open: nothing */
+        gp_gate_step(&g, parts, 1, &c, &wv, &conf0, 50, &out);
+        cr_assert_eq(g.phase, GP_PHASE_CLOSED);
+        c.tid = 21;
+        c.stage = RUN; /* not open: nothing asked */
+        gp_gate_step(&g, parts, 1, &c, &wv, &conf0, 50, &out);
+        cr_assert_eq(g.phase, GP_PHASE_CLOSED);
+}
+
 /* Which committed lines hold a new transition back (gp_agree_settled):
  * the gate ended transition 20 as in `g`, the map opens 21. */
 Test(identity, settled_lines) {
