@@ -24,7 +24,13 @@
  * it is assigned. A member may join with a copy of the map from before
  * the transition, and every member acts on the map as it last read it:
  * whether an owner gives the transition up is decided by the proxy's own
- * gate (gp_gate_step) from that copy. Every reachable state is checked
+ * gate (gp_gate_step) from that copy. After an abort the map may cut over
+ * again between the same colours under a new transition id: checkpoint
+ * lines carry the transition they belong to, a line of the other gives
+ * the current one nothing, an owner begins the new one for a partition
+ * once its gate has left the old one and the census (gp_agree_settled)
+ * passes over every committed line, and every record is judged by the T
+ * of the transition it was routed in. Every reachable state is checked
  * against the invariants of docs/DESIGN.md, and afterwards every state
  * must still be able to finish (liveness).
  *
@@ -45,10 +51,15 @@
  *   while the map shows T 16, the partitions routed by 15";
  * - a route that holds after an abort (holds not released): "liveness:
  *   ... cannot finish".
- * Two faults stay in as tests that must find them: a partition assigned
- * back to the instance that paused it and not resumed, and maps without
- * a transition id (a member behind the map aborts the transition on the
- * partition it is given); both "cannot finish". */
+ * - a closed gate that does not take the abort it never read from a
+ *   later transition into its colour (gate/gate.c before that rule):
+ *   "liveness: ... cannot finish".
+ * Three faults stay in as tests that must find them: a partition assigned
+ * back to the instance that paused it and not resumed ("cannot finish");
+ * maps without a transition id, where a member behind the map aborts the
+ * transition on the partition it is given ("cannot finish"); lines
+ * without one, where the aborted transition's T is taken for the next
+ * one's ("two T's committed for one transition"). */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <inttypes.h>
@@ -304,16 +315,20 @@ static const int8_t edit_values[] = {8, 16, N8};
 /* How often each fault may happen on one path (the explored
  * configuration; a test sets it before exploring). */
 typedef struct {
-        uint8_t move, crash, lost, leave, txabort, edit, mabort, grow, join, stale;
+        uint8_t move, crash, lost, leave, txabort, edit, mabort, grow, join, stale, restart;
         /* Faults of the proxy itself, to show the model finds them:
          * keep_pause, a partition assigned back to the instance that paused
          * it is not resumed (librdkafka keeps an application's pause across
          * revoke and assign); no_tid, the map carries no transition id. */
         bool keep_pause, no_tid;
+        bool no_pause; /* a held partition is not paused (fewer states, where the
+                          set's faults cannot meet a pause) */
 } budget_t;
 static budget_t cfg;
 
-enum { M_STEADY, M_TRANS, M_ABORTED };         /* the map's stage, and an instance's view */
+/* The map's stage, and an instance's view of it; M_TRANS2 is only a view:
+ * the map transitioning again after an abort (the stage is M_TRANS, hop 1). */
+enum { M_STEADY, M_TRANS, M_ABORTED, M_TRANS2 };
 enum { D_NONE, D_OLD, D_NEW, D_LATE, D_SURV }; /* where a record went */
 enum {
         BAD_NONE,
@@ -322,7 +337,8 @@ enum {
         BAD_CLEAR,
         BAD_OVERWRITE,
         BAD_RANGE,
-        BAD_FENCE
+        BAD_FENCE,
+        BAD_TWO_T
 };
 
 typedef struct {
@@ -334,8 +350,11 @@ typedef struct {
         uint8_t pos;        /* the owner's transaction: next record */
         int8_t fprom, ft;
         uint8_t fclosed, faborted, dirty;
-        uint8_t held; /* the owner paused it and knows it (its state of the
+        uint8_t held;    /* the owner paused it and knows it (its state of the
                          partition, gone when the partition is assigned) */
+        uint8_t tx, ftx; /* the transition (hop) the committed and the in-flight
+                            promise, T, closed and aborted belong to */
+        uint8_t rh;      /* records routed in hop 1, one bit each */
 } part_t;
 
 typedef struct {
@@ -345,7 +364,9 @@ typedef struct {
         uint8_t stage, clear, drained;
         int8_t map_t;
         uint8_t moves, crashes, lost, leaves, txaborts, edits, maborts, joins, stales;
-        uint8_t rkp[NI]; /* partitions paused in each instance's consumer, one bit
+        uint8_t hop, restarts; /* the map's transition: TID + hop */
+        int8_t tk[2];          /* the T first committed for each hop */
+        uint8_t rkp[NI];       /* partitions paused in each instance's consumer, one bit
                             each: the consumer keeps a pause across revoke and
                             assign, and forgets it when its process ends */
         uint8_t bad;
@@ -379,37 +400,65 @@ static int8_t hi_upto(int k, int n) {
         return hi;
 }
 
-/* T from the committed checkpoints, as any instance reads them: a T one
- * of them records, else the maximum of the committed promises. */
-static int8_t pipeline_t(const st_t *s) {
+/* A committed line belongs to hop x: its transition id is x's (the
+ * agreement reads a line of another id as nothing of x's). Lines without
+ * ids (cfg.no_tid) belong to any. */
+static bool in_hop(const part_t *p, int x) {
+        return cfg.no_tid || p->tx == x;
+}
+
+/* T of hop x from the committed checkpoints, as any instance reads them: a
+ * T one of them records, else the maximum of the committed promises. */
+static int8_t pipeline_t_at(const st_t *s, int x) {
         int64_t pr[NP];
         size_t n = 0;
         for (int k = 0; k < NP; k++)
-                if (s->p[k].exists && s->p[k].t != N8)
+                if (s->p[k].exists && in_hop(&s->p[k], x) && s->p[k].t != N8)
                         return s->p[k].t;
         for (int k = 0; k < NP; k++)
                 if (s->p[k].exists)
-                        pr[n++] = s->p[k].aborted ? GP_TS_NONE : wide(s->p[k].prom);
+                        pr[n++] = s->p[k].aborted || !in_hop(&s->p[k], x) ? GP_TS_NONE
+                                                                          : wide(s->p[k].prom);
         uint8_t ignored = 0; /* promises are model times, so is their maximum */
         return narrow(gp_agree_cutoff(pr, n), &ignored);
 }
 
-/* Some committed checkpoint carries this transition. */
-static bool running(const st_t *s) {
+/* T of the map's transition. */
+static int8_t pipeline_t(const st_t *s) {
+        return pipeline_t_at(s, s->hop);
+}
+
+/* Some committed checkpoint carries hop x. */
+static bool running_at(const st_t *s, int x) {
         for (int k = 0; k < NP; k++)
-                if (s->p[k].exists && (s->p[k].prom != N8 || s->p[k].t != N8))
+                if (s->p[k].exists && in_hop(&s->p[k], x) &&
+                    (s->p[k].prom != N8 || s->p[k].t != N8))
                         return true;
         return false;
 }
 
-/* Every existing partition but skip is closed in its committed checkpoint. */
-static bool others_closed(const st_t *s, int skip) {
+static bool running(const st_t *s) {
+        return running_at(s, s->hop);
+}
+
+/* Every existing partition but skip is closed in its committed checkpoint
+ * of hop x. */
+static bool others_closed_at(const st_t *s, int skip, int x) {
         bool closed[NP];
         size_t n = 0;
         for (int k = 0; k < NP; k++)
                 if (s->p[k].exists && k != skip)
-                        closed[n++] = s->p[k].closed;
+                        closed[n++] = in_hop(&s->p[k], x) && s->p[k].closed;
         return gp_agree_all_closed(closed, n);
+}
+
+static bool others_closed(const st_t *s, int skip) {
+        return others_closed_at(s, skip, s->hop);
+}
+
+/* The map's version as a member reads it. */
+static int version(const st_t *s) {
+        return s->stage == M_TRANS && s->hop ? M_TRANS2 : s->stage;
 }
 
 static gp_agree_map_t map_verdict(const st_t *s) {
@@ -427,7 +476,8 @@ static bool paused(const st_t *s, int k) {
 }
 
 /* The map as a member last read it, as the proxy parses it: the
- * transition's id is TID, the one before it ended as TID - 1. */
+ * transition's id is TID (TID + 1 when cut over again after an abort), the
+ * one before it ended as TID - 1. */
 #define TID 2
 static gp_control_t control_of(int view) {
         gp_control_t c = {.toggle = GP_TS_NONE, .req_cutoff = GP_TS_NONE, .tid = TID};
@@ -436,9 +486,10 @@ static gp_control_t control_of(int view) {
                 c.stage = GP_STAGE_RUNNING;
                 c.tid = TID - 1;
                 c.tid_ended = true;
-        } else if (view == M_TRANS) {
+        } else if (view == M_TRANS || view == M_TRANS2) {
                 c.active = GP_GREEN;
                 c.stage = GP_STAGE_TRANSITIONING;
+                c.tid = view == M_TRANS2 ? TID + 1 : TID;
         } else { /* gate-proxy abort */
                 c.active = GP_BLUE;
                 c.stage = GP_STAGE_FAILING;
@@ -451,28 +502,43 @@ static gp_control_t control_of(int view) {
         return c;
 }
 
-static bool running(const st_t *s);
-
-/* Partition k's owner has given the transition up: its own decision in
- * flight, or the one its gate (gp_gate_step, the proxy's own code) takes
- * from the map as the owner last read it. The gate holds what the
- * owner knows of the transition for k: nothing yet (STEADY), a promise
- * or another partition's (WAITING), T (SPLIT), the close (CLOSED). */
-static bool abandoned(const st_t *s, int k) {
+/* Partition k's owner's gate: what it knows of the partition's hop
+ * (p->ftx): nothing yet (STEADY), the hop begun, a promise or another
+ * partition's (WAITING), T (SPLIT), the close (CLOSED), given up
+ * (ABORTED: all to the old colour, blue). */
+static gp_gate_t gate_of(const st_t *s, int k) {
         const part_t *p = &s->p[k];
-        int view = s->view[p->owner];
-        if (p->faborted)
-                return true;
         gp_gate_t g = {.phase = GP_PHASE_WAITING,
                        .old_c = GP_BLUE,
                        .new_c = GP_GREEN,
                        .cutoff = p->ft != N8 ? p->ft : GP_TS_NONE,
                        .cutoff_wall = GP_TS_NONE,
-                       .tid = cfg.no_tid ? 0 : TID};
-        if (p->ft != N8)
+                       .tid = cfg.no_tid ? 0 : TID + p->ftx};
+        if (p->faborted) {
+                g.phase = GP_PHASE_ABORTED;
+                g.new_c = GP_BLUE;
+        } else if (p->ft != N8)
                 g.phase = p->fclosed ? GP_PHASE_CLOSED : GP_PHASE_SPLIT;
-        else if (p->fprom == N8 && !running(s))
-                return view == M_ABORTED; /* a STEADY gate: all to the survivor */
+        else if (p->ftx == 0 && p->fprom == N8 && !running_at(s, 0)) {
+                g.phase = GP_PHASE_STEADY;
+                g.old_c = g.new_c = GP_BLUE;
+        }
+        return g;
+}
+
+/* Partition k's owner has given its hop up: its own decision in flight,
+ * or the one its gate (gp_gate_step, the proxy's own code) takes from the
+ * map as the owner last read it. */
+static bool abandoned(const st_t *s, int k) {
+        const part_t *p = &s->p[k];
+        int view = s->view[p->owner];
+        if (p->faborted)
+                return true;
+        if (view == (p->ftx ? M_TRANS2 : M_TRANS))
+                return false; /* the map shows the gate's own transition */
+        gp_gate_t g = gate_of(s, k);
+        if (g.phase == GP_PHASE_STEADY)
+                return view == M_ABORTED; /* all to the survivor */
         gp_part_t pt;
         gp_part_init(&pt, NOW);
         pt.closed = p->fclosed;
@@ -487,7 +553,7 @@ static bool abandoned(const st_t *s, int k) {
 
 /* The T partition k's owner routes by: its own, else the pipeline's. */
 static int8_t known_t(const st_t *s, int k) {
-        return s->p[k].ft != N8 ? s->p[k].ft : pipeline_t(s);
+        return s->p[k].ft != N8 ? s->p[k].ft : pipeline_t_at(s, s->p[k].ftx);
 }
 
 /* The instance's W: the lowest watermark of its partitions that have one. */
@@ -513,6 +579,8 @@ static void reset_flight(part_t *p) {
         p->ft = p->t;
         p->fclosed = p->closed;
         p->faborted = p->aborted;
+        p->ftx = p->tx;
+        p->rh &= (uint8_t)((1u << p->off) - 1);
         p->dirty = 0;
 }
 
@@ -528,13 +596,22 @@ static void take(st_t *s, int k, int i) {
 /* Instance i commits its transaction: offsets and checkpoints of all its
  * partitions at once. */
 static void commit(st_t *s, int i) {
-        int8_t t = pipeline_t(s); /* read at the boundary, recorded by every partition */
         for (int k = 0; k < NP; k++) {
                 part_t *p = &s->p[k];
                 if (!p->exists || p->owner != i)
                         continue;
+                /* read at the boundary, recorded by every partition */
+                int8_t t = pipeline_t_at(s, p->ftx);
+                if (!p->faborted && abandoned(s, k))
+                        p->faborted = 1; /* the gate's abort, committed */
                 if (t != N8 && p->ft == N8 && !p->faborted)
                         p->ft = t;
+                if (p->ft != N8) {
+                        if (s->tk[p->ftx] == N8)
+                                s->tk[p->ftx] = p->ft;
+                        else if (s->tk[p->ftx] != p->ft)
+                                s->bad = BAD_TWO_T;
+                }
                 bool old = false;
                 for (int r = p->off; r < p->pos; r++) {
                         old |= p->dest[r] == D_OLD;
@@ -546,6 +623,7 @@ static void commit(st_t *s, int i) {
                 p->t = p->ft;
                 p->closed = p->fclosed;
                 p->aborted = p->faborted;
+                p->tx = p->ftx;
                 p->dirty = 0;
                 if (old) {
                         s->drained = 0; /* the drain check's targets moved */
@@ -565,11 +643,13 @@ static bool any_member(const st_t *s) {
 /* Instance i has something to commit: records or decisions, or a T its
  * checkpoints do not hold yet. */
 static bool any_dirty(const st_t *s, int i) {
-        int8_t t = pipeline_t(s);
         for (int k = 0; k < NP; k++) {
                 const part_t *p = &s->p[k];
-                if (p->exists && p->owner == i &&
-                    (p->dirty || (t != N8 && p->t == N8 && !p->faborted)))
+                if (!p->exists || p->owner != i)
+                        continue;
+                int8_t t = pipeline_t_at(s, p->ftx);
+                if (p->dirty || (t != N8 && p->t == N8 && !p->faborted) ||
+                    (!p->aborted && abandoned(s, k)))
                         return true;
         }
         return false;
@@ -599,13 +679,13 @@ static int route_dest(st_t *s, int k) {
                 return D_SURV;
         }
         int8_t t = known_t(s, k);
-        if (t != N8 && !p->fclosed && p->prom == N8 && others_closed(s, k))
+        if (t != N8 && !p->fclosed && p->prom == N8 && others_closed_at(s, k, p->ftx))
                 p->fclosed = 1; /* appeared after T, everything else closed */
         if (p->fclosed) {
                 p->ft = t;
                 return ts < t ? D_LATE : D_NEW;
         }
-        if (t == N8 && p->fprom == N8 && running(s))
+        if (t == N8 && p->fprom == N8 && running_at(s, p->ftx))
                 return D_NONE; /* the transition runs: promise first */
         if (t != N8)
                 p->ft = t;
@@ -624,11 +704,12 @@ static bool act_promise(st_t *s, int k) {
         int i = p->owner;
         if (!owned(s, k) || abandoned(s, k) || p->fprom != N8 || known_t(s, k) != N8)
                 return false;
-        bool run = running(s);
-        if (s->view[i] != M_TRANS && !run)
+        bool run = running_at(s, p->ftx);
+        bool asked = s->view[i] == (p->ftx ? M_TRANS2 : M_TRANS);
+        if (!asked && !run)
                 return false;
         /* A T in the map when the promise is made is asked for. */
-        gp_agree_basis_t b = {.asked = s->view[i] == M_TRANS ? wide(s->map_t) : NONE,
+        gp_agree_basis_t b = {.asked = asked && s->hop == p->ftx ? wide(s->map_t) : NONE,
                               .part_wm = wide(hi_upto(k, p->pos)),
                               .inst_wm = wide(inst_wm(s, i)),
                               .inst_hi = NONE,
@@ -669,11 +750,46 @@ typedef enum {
         K_PROMISE,
         K_CLOSE,
         K_RESUME,
+        K_RESTART,
+        K_BEGIN,
 } kind_t;
 
 typedef struct {
         uint8_t kind, a, b;
 } act_t;
+
+/* The census (gp_agree_settled, the proxy's own rule): gate g may begin
+ * hop 1 over every committed line. */
+static bool census(const st_t *s, const gp_gate_t *g) {
+        for (int k = 0; k < NP; k++) {
+                const part_t *q = &s->p[k];
+                if (!q->exists)
+                        continue;
+                gp_gate_t line = {.phase = GP_PHASE_WAITING,
+                                  .old_c = GP_BLUE,
+                                  .new_c = GP_GREEN,
+                                  .cutoff = q->t != N8 ? q->t : GP_TS_NONE,
+                                  .cutoff_wall = GP_TS_NONE,
+                                  .tid = cfg.no_tid ? 0 : TID + q->tx};
+                if (q->aborted) {
+                        line.phase = GP_PHASE_ABORTED;
+                        line.new_c = GP_BLUE;
+                } else if (q->closed)
+                        line.phase = GP_PHASE_CLOSED;
+                else if (q->t != N8)
+                        line.phase = GP_PHASE_SPLIT;
+                else if (q->tx == 0 && q->prom == N8) {
+                        line.phase = GP_PHASE_STEADY;
+                        line.old_c = line.new_c = GP_BLUE;
+                }
+                gp_part_t lp;
+                gp_part_init(&lp, NOW);
+                lp.closed = q->closed;
+                if (!gp_agree_settled(g, cfg.no_tid ? 0 : TID + 1, &line, &lp))
+                        return false;
+        }
+        return true;
+}
 
 /* Applies act to *s in place; false (and *s unusable) when it is not
  * enabled. */
@@ -699,9 +815,9 @@ static bool step(st_t *s, act_t act) {
                 s->edits++;
                 return true;
         case K_READ:
-                if (!s->member[a] || s->view[a] == s->stage)
+                if (!s->member[a] || s->view[a] == version(s))
                         return false;
-                s->view[a] = s->stage;
+                s->view[a] = (uint8_t)version(s);
                 return true;
         case K_PUBLISH: {
                 if (s->stage != M_TRANS || map_verdict(s) != GP_AGREE_MAP_WRITE)
@@ -722,13 +838,13 @@ static bool step(st_t *s, act_t act) {
                 size_t n = 0;
                 for (int k = 0; k < NP; k++)
                         if (s->p[k].exists)
-                                closed[n++] = s->p[k].closed;
+                                closed[n++] = in_hop(&s->p[k], s->hop) && s->p[k].closed;
                 if (s->stage != M_TRANS || s->clear ||
                     !gp_agree_clear(closed, n, s->drained, map_verdict(s)))
                         return false;
                 /* Checked here, at publication: a partition may appear later. */
-                for (size_t k = 0; k < n; k++)
-                        if (!closed[k])
+                for (int k = 0; k < NP; k++)
+                        if (s->p[k].exists && (!s->p[k].closed || s->p[k].tx != s->hop))
                                 s->bad = BAD_CLEAR;
                 if (!s->drained || s->map_t == N8 || s->map_t != pipeline_t(s))
                         s->bad = BAD_CLEAR;
@@ -756,7 +872,7 @@ static bool step(st_t *s, act_t act) {
                 if (s->member[a] || s->zinst == a || (s->joins >= cfg.join && any_member(s)))
                         return false;
                 s->member[a] = 1;
-                s->view[a] = s->stage;
+                s->view[a] = (uint8_t)version(s);
                 s->joins++;
                 return true;
         case K_STALE:
@@ -824,10 +940,14 @@ static bool step(st_t *s, act_t act) {
                         return false;
                 int d = route_dest(s, a);
                 if (d == D_NONE) { /* the owner pauses the partition at the record */
+                        if (cfg.no_pause)
+                                return false;
                         s->rkp[p->owner] |= (uint8_t)(1u << a);
                         p->held = 1;
                         return true;
                 }
+                if (p->ftx)
+                        p->rh |= (uint8_t)(1u << p->pos);
                 p->dest[p->pos++] = (uint8_t)d;
                 p->dirty = 1;
                 return true;
@@ -844,6 +964,36 @@ static bool step(st_t *s, act_t act) {
                         return false;
                 s->rkp[p->owner] &= (uint8_t) ~(1u << a);
                 p->held = 0;
+                return true;
+        }
+        case K_RESTART:
+                /* `gate-proxy cutover --to green` again: a new transition id. */
+                if (s->stage != M_ABORTED || s->restarts >= cfg.restart)
+                        return false;
+                s->stage = M_TRANS;
+                s->hop = 1;
+                s->map_t = N8;
+                s->clear = s->drained = 0;
+                s->restarts++;
+                return true;
+        case K_BEGIN: {
+                /* p's owner, reading the new transition, begins it for p:
+                 * once its gate has left hop 0 (given up, or never in it)
+                 * and the census passes. */
+                if (!owned(s, a) || p->ftx != 0 || s->view[p->owner] != M_TRANS2)
+                        return false;
+                gp_gate_t g = gate_of(s, a);
+                /* An abort begins nothing before it is committed: what the
+                 * hop routed by its T stays accounted to that T (the
+                 * re-delivery, gate/redeliver.h, also waits for it). */
+                if (!(g.phase == GP_PHASE_STEADY ||
+                      (g.phase == GP_PHASE_ABORTED && p->aborted)) ||
+                    !census(s, &g))
+                        return false;
+                p->ftx = 1;
+                p->fprom = p->ft = N8;
+                p->fclosed = p->faborted = 0;
+                p->dirty = 1;
                 return true;
         }
         case K_CLOSE: {
@@ -874,6 +1024,7 @@ static size_t all_actions(act_t *out) {
         out[n++] = (act_t){K_CLEAR, 0, 0};
         out[n++] = (act_t){K_GROW, 0, 0};
         out[n++] = (act_t){K_FENCE, 0, 0};
+        out[n++] = (act_t){K_RESTART, 0, 0};
         for (int i = 0; i < NI; i++) {
                 const kind_t per_inst[] = {K_READ,  K_JOIN, K_STALE,  K_LEAVE,
                                            K_CRASH, K_LOST, K_COMMIT, K_TXABORT};
@@ -881,7 +1032,7 @@ static size_t all_actions(act_t *out) {
                         out[n++] = (act_t){(uint8_t)per_inst[j], (uint8_t)i, 0};
         }
         for (int k = 0; k < NP; k++) {
-                const kind_t per_part[] = {K_ROUTE, K_PROMISE, K_CLOSE, K_RESUME};
+                const kind_t per_part[] = {K_ROUTE, K_PROMISE, K_CLOSE, K_RESUME, K_BEGIN};
                 for (size_t j = 0; j < sizeof per_part / sizeof per_part[0]; j++)
                         out[n++] = (act_t){(uint8_t)per_part[j], (uint8_t)k, 0};
                 for (int i = 0; i < NI; i++) {
@@ -904,6 +1055,7 @@ static void initial(st_t *s) {
         }
         s->member[0] = s->member[1] = 1;
         s->map_t = N8;
+        s->tk[0] = s->tk[1] = N8;
         s->zinst = NOI;
         s->stage = M_STEADY;
 }
@@ -923,28 +1075,27 @@ static bool violated(const st_t *s, char *msg, size_t len) {
                               "undrained, or the map showing another T",
                 [BAD_OVERWRITE] = "the map's T written over",
                 [BAD_RANGE] = "a time outside the model's range",
+                [BAD_TWO_T] = "(c) two T's committed for one transition",
         };
         if (s->bad) {
                 snprintf(msg, len, "%s", bad[s->bad]);
                 return true;
         }
-        int8_t t = N8;
+        /* Each transition has one T (s->tk, the first committed): every
+         * line of it holds that one. */
         for (int k = 0; k < NP; k++) {
                 const part_t *p = &s->p[k];
-                if (!p->exists)
-                        continue;
-                if (p->t != N8 && t != N8 && p->t != t) {
-                        snprintf(msg, len, "(c) two T's committed: %d and %d (p%d)", t, p->t,
-                                 k);
+                if (p->exists && p->t != N8 && p->t != s->tk[p->tx]) {
+                        snprintf(msg, len, "(c) two T's committed in hop %d: %d and %d (p%d)",
+                                 p->tx, s->tk[p->tx], p->t, k);
                         return true;
                 }
-                if (p->t != N8)
-                        t = p->t;
         }
         for (int k = 0; k < NP; k++) {
                 const part_t *p = &s->p[k];
                 for (int r = 0; p->exists && r < nrec[k]; r++) {
-                        int d = p->dest[r], ts = recs[k][r];
+                        int d = p->dest[r], ts = recs[k][r], hx = p->rh >> r & 1;
+                        int8_t t = s->tk[hx]; /* the T of the hop it was routed in */
                         if ((r < p->pos) != (d != D_NONE)) {
                                 snprintf(msg, len,
                                          "(a)(b) p%d record %d: destination %s with %d "
@@ -956,14 +1107,15 @@ static bool violated(const st_t *s, char *msg, size_t len) {
                                 continue;
                         /* Before T reaches the checkpoint, the promise bounds
                          * the old side; after, T does (T >= every promise). */
-                        if (p->prom != N8 && p->t == N8 && d == D_OLD && ts >= wide(p->prom)) {
+                        if (hx == p->tx && p->prom != N8 && p->t == N8 && d == D_OLD &&
+                            ts >= wide(p->prom)) {
                                 snprintf(msg, len,
                                          "(c) p%d: old record ts %d >= its partition's "
                                          "promise %" PRId64,
                                          k, ts, wide(p->prom));
                                 return true;
                         }
-                        if ((d == D_NEW || d == D_LATE) && p->t == N8) {
+                        if ((d == D_NEW || d == D_LATE) && t == N8) {
                                 snprintf(msg, len, "(c) p%d: ts %d committed %s without T", k,
                                          ts, dest_names[d]);
                                 return true;
@@ -971,31 +1123,34 @@ static bool violated(const st_t *s, char *msg, size_t len) {
                         if (t == N8)
                                 continue;
                         if ((d == D_OLD || d == D_LATE) && ts >= t) {
-                                snprintf(msg, len,
-                                         "(c) p%d: committed %s record ts %d >= T %d", k,
-                                         dest_names[d], ts, t);
+                                snprintf(
+                                        msg, len,
+                                        "(c) p%d: committed %s record ts %d >= T %d of hop %d",
+                                        k, dest_names[d], ts, t, hx);
                                 return true;
                         }
                         if (d == D_NEW && ts < t) {
-                                snprintf(msg, len,
-                                         "(c) p%d: committed new record ts %d < T %d", k, ts,
-                                         t);
+                                snprintf(
+                                        msg, len,
+                                        "(c) p%d: committed new record ts %d < T %d of hop %d",
+                                        k, ts, t, hx);
                                 return true;
                         }
                 }
         }
-        /* T is a function of the committed promises. */
+        /* T is a function of the committed promises of its transition. */
         int64_t pr[NP];
         size_t n = 0;
+        int8_t t = s->tk[s->hop];
         for (int k = 0; k < NP; k++)
                 if (s->p[k].exists)
-                        pr[n++] = wide(s->p[k].prom);
+                        pr[n++] = s->p[k].tx == s->hop ? wide(s->p[k].prom) : NONE;
         int64_t from_promises = gp_agree_cutoff(pr, n);
-        if (t != N8 && from_promises != NONE && from_promises != t) {
+        if (t != N8 && from_promises != NONE && from_promises != wide(t)) {
                 snprintf(msg, len,
-                         "(c) the committed promises give T %" PRId64
+                         "(c) the committed promises of hop %d give T %" PRId64
                          " but a checkpoint holds T %d",
-                         from_promises, t);
+                         s->hop, from_promises, t);
                 return true;
         }
         return false;
@@ -1012,7 +1167,7 @@ static bool finished(const st_t *s) {
                         continue;
                 if (p->off != nrec[k] || p->dirty)
                         return false;
-                if (s->stage == M_TRANS && p->t == N8)
+                if (s->stage == M_TRANS && (p->t == N8 || p->tx != s->hop))
                         return false;
         }
         return true;
@@ -1172,6 +1327,12 @@ static void describe_act(act_t a, char *buf, size_t len) {
         case K_RESUME:
                 snprintf(buf, len, "p%d's owner resumes it", x);
                 break;
+        case K_RESTART:
+                snprintf(buf, len, "the map is cut over to green again (a new transition id)");
+                break;
+        case K_BEGIN:
+                snprintf(buf, len, "p%d's owner begins the new transition for it", x);
+                break;
         }
 }
 
@@ -1185,10 +1346,11 @@ static void fmt_time(int8_t v, char *buf, size_t len) {
 }
 
 static void describe_state(const st_t *s, FILE *f) {
-        static const char *const stages[] = {"steady", "transitioning", "aborted"};
+        static const char *const stages[] = {"steady", "transitioning", "aborted",
+                                             "transitioning again"};
         char a[16], b[16], c[16], d[16];
         fmt_time(s->map_t, a, sizeof a);
-        fprintf(f, "      map %s T=%s%s%s; members", stages[s->stage], a,
+        fprintf(f, "      map %s T=%s%s%s; members", stages[version(s)], a,
                 s->clear ? " CLEAR" : "", s->drained ? " drained" : "");
         for (int i = 0; i < NI; i++)
                 if (s->member[i] || s->rkp[i]) {
@@ -1209,13 +1371,14 @@ static void describe_state(const st_t *s, FILE *f) {
                 fmt_time(p->fprom, c, sizeof c);
                 fmt_time(p->ft, d, sizeof d);
                 fprintf(f,
-                        "      p%d owner %s | committed off=%d promise=%s T=%s%s%s | "
-                        "in flight pos=%d promise=%s T=%s%s%s%s |",
+                        "      p%d owner %s | committed off=%d hop=%d promise=%s T=%s%s%s | "
+                        "in flight pos=%d hop=%d promise=%s T=%s%s%s%s |",
                         k,
                         p->owner == NOI ? "-" : (const char *[]){"i0", "i1", "i2"}[p->owner],
-                        p->off, a, b, p->closed ? " closed" : "", p->aborted ? " aborted" : "",
-                        p->pos, c, d, p->fclosed ? " closed" : "",
-                        p->faborted ? " aborted" : "", p->zombie ? " zombie" : "");
+                        p->off, p->tx, a, b, p->closed ? " closed" : "",
+                        p->aborted ? " aborted" : "", p->pos, p->ftx, c, d,
+                        p->fclosed ? " closed" : "", p->faborted ? " aborted" : "",
+                        p->zombie ? " zombie" : "");
                 for (int r = 0; r < nrec[k]; r++)
                         fprintf(f, " %d:%s%s", recs[k][r], dest_names[p->dest[r]],
                                 r < p->off   ? ""
@@ -1437,6 +1600,9 @@ enum {
                                  with records still to read */
         SAW_LAGGING = 32,     /* a member reading the map from before the transition
                                  owns a partition the transition runs on */
+        SAW_AGAIN = 64,       /* the transition cut over again has a promise committed
+                                 while a line of the aborted one still holds its T;
+                                 and, elsewhere, its own T */
 };
 
 /* Explores configuration b. With fails NULL every invariant must hold and
@@ -1471,13 +1637,20 @@ static void run_model_as(const char *name, budget_t b, int must_see, const char 
         }
 
         size_t with_t = 0, clear = 0, conflicts = 0, grown_after_t = 0, holds = 0, abort = 0,
-               left_paused = 0, lagging = 0;
+               left_paused = 0, lagging = 0, again = 0, t_again = 0;
         for (size_t i = 0; ok && i < g.n; i++) {
                 const st_t *s = &g.keys[i];
                 with_t += pipeline_t(s) != N8;
                 clear += s->clear;
                 conflicts += map_verdict(s) == GP_AGREE_MAP_CONFLICT;
                 abort += s->stage == M_ABORTED;
+                t_again += s->hop && s->tk[1] != N8;
+                if (s->hop && running_at(s, 1))
+                        for (int k = 0; k < NP; k++)
+                                if (s->p[k].exists && s->p[k].tx == 0 && s->p[k].t != N8) {
+                                        again++;
+                                        break;
+                                }
                 grown_after_t +=
                         s->p[GROW].exists && s->p[GROW].t != N8 && s->p[GROW].prom == N8;
                 for (int k = 0; k < NP; k++) {
@@ -1496,9 +1669,11 @@ static void run_model_as(const char *name, budget_t b, int must_see, const char 
                 "agree model %s: %zu states, %zu transitions, %.1f s; %zu with T, %zu with "
                 "CLEAR_TO_TEARDOWN, %zu with another T in the map, %zu with the transition "
                 "aborted, %zu where p%d appeared after T, %zu partitions holding, %zu "
-                "paused where they no longer are, %zu owned by a member behind the map\n",
+                "paused where they no longer are, %zu owned by a member behind the map, %zu "
+                "with the transition cut over again promised beside a line of the aborted "
+                "one's T, %zu with its own T\n",
                 name, g.n, g.nedges, secs, with_t, clear, conflicts, abort, grown_after_t,
-                GROW, holds, left_paused, lagging);
+                GROW, holds, left_paused, lagging, again, t_again);
         cr_log_info("agree model %s: %zu states, %zu transitions", name, g.n, g.nedges);
         free_graph(&g);
         if (fails) {
@@ -1517,6 +1692,7 @@ static void run_model_as(const char *name, budget_t b, int must_see, const char 
         cr_expect(!(must_see & SAW_ABORT) || abort > 0);
         cr_expect(!(must_see & SAW_LEFT_PAUSED) || left_paused > 0);
         cr_expect(!(must_see & SAW_LAGGING) || lagging > 0);
+        cr_expect(!(must_see & SAW_AGAIN) || (again > 0 && t_again > 0));
 }
 
 static void run_model(const char *name, budget_t b, int must_see) {
@@ -1541,7 +1717,7 @@ Test(agree_model, join_and_leave, .timeout = 240) {
 }
 
 Test(agree_model, map_edits_and_aborted_transactions, .timeout = 240) {
-        run_model("edits+txabort", (budget_t){.txabort = 1, .edit = 2},
+        run_model("edits+txabort", (budget_t){.txabort = 1, .edit = 2, .no_pause = true},
                   SAW_CLEAR | SAW_CONFLICT);
 }
 
@@ -1550,7 +1726,8 @@ Test(agree_model, transition_aborted_while_partitions_move, .timeout = 240) {
 }
 
 Test(agree_model, source_grows, .timeout = 240) {
-        run_model("grow", (budget_t){.grow = 1}, SAW_CLEAR | SAW_GROWN_AFTER_T);
+        run_model("grow", (budget_t){.grow = 1, .no_pause = true},
+                  SAW_CLEAR | SAW_GROWN_AFTER_T);
 }
 
 /* A partition paused at its promise moves away and comes back to the
@@ -1579,4 +1756,23 @@ Test(agree_model, lagging_map, .timeout = 240) {
 Test(agree_model, lagging_map_without_ids_is_found, .timeout = 240) {
         run_model_as("lagging map, no ids", (budget_t){.stale = 1, .move = 1, .no_tid = true},
                      0, "cannot finish");
+}
+
+/* Aborted, then cut over again between the same colours (a new transition
+ * id), members reading the maps in between or not: lines of the aborted
+ * transition give the new one nothing (no promise, no T, no close), a
+ * member that closed the old one and never read its abort takes it from
+ * the new map (gp_gate_step), and the census (gp_agree_settled) holds the
+ * new one's beginning back while a line still splits the old one. */
+Test(agree_model, cut_over_again, .timeout = 240) {
+        run_model("again", (budget_t){.mabort = 1, .restart = 1, .no_pause = true},
+                  SAW_CLEAR | SAW_ABORT | SAW_AGAIN);
+}
+
+/* The same with lines and maps without transition ids: the aborted
+ * transition's T is taken for the new one's. */
+Test(agree_model, cut_over_again_without_ids_is_found, .timeout = 240) {
+        run_model_as("again, no ids",
+                     (budget_t){.mabort = 1, .restart = 1, .no_pause = true, .no_tid = true},
+                     0, "(c)");
 }
