@@ -53,10 +53,17 @@ static int64_t span(int64_t from, int64_t to) {
 }
 
 void gp_hoptime_phases(const gp_hop_t *h, int64_t out[4]) {
-        out[0] = span(h->seen, h->t);
-        out[1] = span(h->t, h->closed);
-        out[2] = span(h->closed, h->drained);
-        out[3] = span(h->drained, h->clear);
+        const int64_t at[5] = {h->seen, h->t, h->closed, h->drained, h->clear};
+        int64_t from = at[0];
+        for (int i = 0; i < 4; i++) {
+                int64_t to = at[i + 1];
+                out[i] = span(from, to);
+                /* An instant marked before the one before it ends its phase
+                 * at 0 ms and starts nothing: the next phase runs from the
+                 * later one, so the phases still sum to seen .. clear. */
+                if (to == GP_TS_NONE || from == GP_TS_NONE || to > from)
+                        from = to;
+        }
 }
 
 /* " key=OFFSET" or " key=-": the instant in ms since seen. */

@@ -45,8 +45,9 @@ bool gp_hoptime_closed(gp_hop_t *h, gp_close_rule_t rule, int idle, int parts, i
 
 /* The four phases in ms, -1 where an end is missing:
  * [0] TRANSITIONING -> T written, [1] T -> closed, [2] closed -> drained,
- * [3] drained -> clear written. A negative span (an instant recorded on
- * another thread before the one before it) is 0. */
+ * [3] drained -> clear written. An instant recorded (on another thread)
+ * before the one before it ends its phase at 0, and the next phase starts
+ * from the later of the two: the known phases sum to clear - seen. */
 void gp_hoptime_phases(const gp_hop_t *h, int64_t out[4]);
 
 /* The value of gate-proxy.hop ("" when there is no hop); a value that

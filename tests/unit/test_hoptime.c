@@ -59,6 +59,9 @@ Test(hoptime, phases_sum_to_the_whole) {
         h.t = h.closed + 5; /* written on the status thread after the close */
         gp_hoptime_phases(&h, ph);
         cr_assert_eq(ph[1], 0, "a negative span is 0");
+        cr_assert_eq(ph[2], 4100 - 5, "the drain runs from T's write, the later instant");
+        cr_assert_eq(ph[0] + ph[1] + ph[2] + ph[3], h.clear - h.seen,
+                     "the phases still sum to the whole");
 }
 
 Test(hoptime, round_trip) {
