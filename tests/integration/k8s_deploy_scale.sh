@@ -47,8 +47,7 @@ k8s_fixture_up
 say "API server $("$K8S" url); namespace $NS; KEDA CRD $KEDA_VERSION"
 
 kc apply --server-side -f "$KEDA_CRD" >"$WORK/crd.out" 2>&1 || { cat "$WORK/crd.out" >&2; fail "KEDA's ScaledObject CRD refused"; }
-kc wait --for=condition=Established --timeout=60s crd/scaledobjects.keda.sh >/dev/null \
-  || fail "ScaledObject CRD not established within 60 s"
+wait_for "KEDA's ScaledObject CRD to be Established" 60 crd_established scaledobjects.keda.sh
 # served: poll discovery with a deadline
 deadline=$(( $(date +%s) + 60 ))
 until kc api-resources --api-group=keda.sh 2>/dev/null | grep -q '^scaledobjects'; do

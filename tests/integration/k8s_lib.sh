@@ -113,9 +113,18 @@ k8s_flink_crds() {
       || grep -q AlreadyExists "$WORK/$crd.crd.err" \
       || fail "kubectl create of the $crd CRD: $(cat "$WORK/$crd.crd.err")"
   done
-  kc wait --for=condition=Established --timeout=60s crd/flinkdeployments.flink.apache.org \
-    crd/flinkstatesnapshots.flink.apache.org >/dev/null \
-    || fail "the Flink operator's CRDs did not become Established within 60 s"
+  wait_for "the Flink operator's CRDs to be Established" 60 crd_established \
+    flinkdeployments.flink.apache.org flinkstatesnapshots.flink.apache.org
+}
+
+# crd_established NAME...: each CRD's Established condition is True. (`kubectl
+# wait` fails at once on a CRD whose status has no conditions yet.)
+crd_established() {
+  local c
+  for c in "$@"; do
+    [ "$(kc get crd "$c" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' \
+      2>/dev/null)" = True ] || return 1
+  done
 }
 
 # The Prometheus Operator's PodMonitor CRD, permissive (the fixture runs no
