@@ -36,7 +36,14 @@
 #      stopped at step clear (the drain check holds the close), --abort waits
 #      while the proxy re-delivers to blue what went to green, showing the
 #      progress, and reports the count; gp-check --survivor blue finds every
-#      record once in blue and the same count re-delivered.
+#      record once in blue and the same count re-delivered;
+#   8. --abort after T with three proxies in group mode (gate.membership=group,
+#      one pipeline, one consumer group, a source of 6 partitions): one
+#      member is held in its re-delivery while the others finish theirs and
+#      the shared keys say done; --abort waits, from each member's own key,
+#      until that member also finished, showing the progress, and reports
+#      the count; gp-check --survivor blue finds every record once in blue
+#      and the same count re-delivered.
 # Needs GP_BOOTSTRAP (a broker) for part 6; no Flink and no operator run here.
 : "${GP_BOOTSTRAP:?part 6 runs a proxy: a broker (tests/kafka/broker.sh)}"
 command -v kcat >/dev/null || { echo "k8s_handover.sh: kcat not found (part 6's old job)" >&2; exit 1; }
@@ -50,15 +57,18 @@ NS=gp-handover-rbac-$RUN_ID
 SA=gate-proxy-handover
 CM=orders-configmap
 BG_PIDS=()
-stop_bg() { # the stand-in and the old job's group of part 6, the proxy
+declare -A PID=() # part 8's members (lib.sh: start_inst)
+stop_bg() { # the stand-in and the old job's group of part 6, the proxy, part 8's members
   local p
+  rm -f "$WORK/h8.redelivering"
+  kill_all_inst
   for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   BG_PIDS=()
   rm -f "$WORK"/job-*.run
   for p in "$WORK"/job-*.pid; do [ -f "$p" ] && kill -TERM "$(cat "$p")" 2>/dev/null || true; done
   if [ -n "${PROXY_PID:-}" ]; then kill -TERM "$PROXY_PID" 2>/dev/null || true; wait "$PROXY_PID" 2>/dev/null || true; fi
 }
-trap 'rc=$?; stop_bg; rm -f "$WORK/sa.token" "$WORK/sa.kubeconfig"; k8s_fixture_down; (exit $rc); finish_test' EXIT
+trap 'rc=$?; stop_bg; [ $rc = 0 ] || show_logs; rm -f "$WORK/sa.token" "$WORK/sa.kubeconfig"; k8s_fixture_down; (exit $rc); finish_test' EXIT
 
 k8s_fixture_up
 k8s_flink_crds
@@ -517,4 +527,108 @@ say "checker: $out"
 grep -q "^checked=3000 .* redelivered=$SENT7 aborted=$SENT7$" <<<"$out" \
   || fail "the checker's re-delivery is not the $SENT7 records the command reported: $out"
 stop_proxy
-say "PASS: the Role allows exactly its list; the examples fit the CRD; refusals name the field; --to-file and --abort (before T, after T with and without a proxy, refused after the suspend); a hand-over's time accounted for, every partition active and one idle, without and with a checkpoint asked; --abort after T waited for the re-delivery of $SENT7 records"
+
+say "8. --abort after T with three members (gate.membership=group): each member's own re-delivery waited for"
+# A pipeline of its own on the same map: three members in one consumer
+# group on a source of 6 partitions, 2 each. The old job's group never
+# commits, so the hand-over stops at step clear with T agreed. i2 writes
+# 10 records a transaction (its re-delivery takes seconds) and is held once
+# its re-delivery is open, committed and posted (GP_FAULT_HOLD at
+# "redelivering"): i0 and i1 finish theirs and go on writing the shared
+# keys, which then say the re-delivery is done. --abort must wait for i2's
+# own key, gate-proxy.member.i2. The hold stays well under the 15 s after
+# which a silent member counts as gone.
+S8=gp-hop8-$RUN_ID
+# The colour topics made before the members start: none waits on
+# another's creation.
+for t in "$S8" "$S8.blue" "$S8.green"; do
+  "$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$t" --count 0 --partitions-hint 6 --quiet >/dev/null
+done
+"$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S8.dlq" --count 0 --partitions-hint 1 --quiet >/dev/null
+# A heartbeat each second: the group's rebalances as the three join take
+# a second each, not three.
+for i in 0 1 2; do
+  GP_MEMBERSHIP=group GP_INSTANCE=i$i k8s_write_conf "i$i" "$S8" "$CM" "gate.pipeline=it-$RUN_ID-8" \
+    "gate.drain.group.blue=$S8-job-blue" "gate.lateness.ms=$LATENESS_MS" kafka.heartbeat.interval.ms=1000
+done
+echo "gate.commit.records=10" >>"$WORK/i2.conf"
+start_inst 0
+start_inst 1
+start_inst 2 GP_FAULT_HOLD="$WORK/h8"
+for i in 0 1 2; do wait_for "i$i to own 2 partitions" 60 owns "$i" 2; done
+# mf I FIELD: a field of member iI's own key (gate-proxy.member.iI)
+mf() { m "gate-proxy\.member\.i$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+routed8() { # COLOUR-INDEX MIN MEMBER...: each member routed at least MIN records to that colour
+  local c=$1 min=$2 i n; shift 2
+  for i in "$@"; do n=$(mf "$i" n | cut -d, -f"$c"); [ "${n:-0}" -ge "$min" ] || return 1; done
+}
+"$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S8" --count 4800 --rate 300 --ts-step 5 \
+  --partition-rr --quiet >/dev/null 2>&1 &
+PROD8=$!
+BG_PIDS+=("$PROD8")
+wait_for "records routed by every member" 30 routed8 1 1 0 1 2
+set +e
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --from orders-blue-3 \
+  --to orders-green-3 --timeout 1 >"$WORK/h8.out" 2>"$WORK/h8.err"; rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q "stopped at step clear" "$WORK/h8.err" \
+  || fail "the hand-over held by the drain check: exit $rc, not a stop at step clear: $(cat "$WORK/h8.err")"
+t8() { [ -n "$(m watermark-toggle-value)" ]; }
+wait_for "T agreed" 30 t8
+T8=$(m watermark-toggle-value)
+# i2's share of green makes its re-delivery outlast a status interval
+wait_for "records in green from every member, 600 from i2" 30 routed8 2 600 2 0 1
+touch "$WORK/h8.redelivering"
+"$GP_BIN" handover --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" --abort --timeout 60 \
+  >"$WORK/h8b.out" 2>&1 &
+ABORT8=$!
+BG_PIDS+=("$ABORT8")
+held8() { [ -e "$WORK/h8.redelivering.held" ] || log_has 2 "re-delivery done"; }
+wait_for "i2 held with its re-delivery open" 30 held8
+[ -e "$WORK/h8.redelivering.held" ] \
+  || fail "i2's re-delivery ended before a status showed it open: too little went to green for the hold"
+rd_done() { [[ "$(mf "$1" rd)" =~ ^blue,[1-9][0-9]*,0,0,0$ ]]; }
+for i in 0 1; do wait_for "i$i's re-delivery done" 10 rd_done "$i"; done
+[[ "$(mf 2 rd)" =~ ^blue,[0-9]+,[0-9]+,0,[1-9]$ ]] || fail "i2's own key shows no open re-delivery: $(mf 2 rd)"
+shared_done() { [[ "$(m 'gate-proxy\.redelivery')" =~ ^to=blue\ sent=[0-9]+\ left=0\ lost=0\ open=0$ ]]; }
+wait_for "the shared key to say the re-delivery is done (i0 or i1 wrote it last)" 10 shared_done
+"$GP_BIN" status --k8s "$CM" --kubeconfig "$WORK/sa.kubeconfig" >"$WORK/status8.out" 2>&1 || true
+grep -qE "^pipeline    3 member\(s\) reporting: phase=aborted .* open=[1-9]$" "$WORK/status8.out" \
+  || fail "gate-proxy status does not show i2's re-delivery open: $(cat "$WORK/status8.out")"
+say "i2 held: its own key says rd=$(mf 2 rd); the shared key says: $(m 'gate-proxy\.redelivery')"
+still8() { # SECONDS: --abort still waits after SECONDS (it reads the map every 0.2 s)
+  local end=$(($(date +%s%3N) + $1 * 1000))
+  while [ "$(date +%s%3N)" -lt "$end" ]; do kill -0 "$ABORT8" 2>/dev/null || return 1; sleep 0.2; done
+}
+still8 2 || fail "--abort ended while i2's re-delivery was open: $(cat "$WORK/h8b.out")"
+rm -f "$WORK/h8.redelivering"
+ended8() { ! kill -0 "$ABORT8" 2>/dev/null; }
+wait_for "--abort to end" 60 ended8
+rc=0
+wait "$ABORT8" || rc=$?
+cat "$WORK/h8b.out"
+[ "$rc" = 0 ] || fail "--abort after T with three members: exit $rc"
+log_has 2 "re-delivery done" || fail "--abort ended before i2's re-delivery was done"
+SENT8=$(sed -n "s/^handover: from=orders-blue-3 to=orders-green-3 aborted after T=$T8: \([0-9]*\) records re-delivered to blue (every record orders-green-3 got from T on)$/\1/p" "$WORK/h8b.out")
+[ -n "$SENT8" ] && [ "$SENT8" -gt 0 ] || fail "--abort did not wait for the re-delivery and say what it sent"
+grep -q "abort: re-delivering to blue\|abort: waiting for the proxy to take it" "$WORK/h8b.out" \
+  || fail "--abort showed no progress while it waited"
+[ "$(m active-deployment-type)/$(m stage)/$(m is-first-deployment)" = BLUE/RUNNING/true ] \
+  && [ -z "$(m 'gate-proxy\.handover\.step')" ] \
+  || fail "after --abort the map is not back to blue with the hand-over gone"
+wait "$PROD8" || fail "the producer of part 8 failed"
+survivor8() {
+  out=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S8" --event-time json:ts --survivor blue 2>&1)
+}
+wait_for "blue holding every record once" 60 survivor8
+say "checker: $out"
+grep -q "^checked=4800 .* redelivered=$SENT8 aborted=$SENT8$" <<<"$out" \
+  || fail "the checker's re-delivery is not the $SENT8 records the command reported: $out"
+for i in 0 1 2; do kill -TERM "${PID[$i]}" || fail "member i$i had exited before its stop"; done
+for i in 0 1 2; do
+  rc=0
+  wait "${PID[$i]}" || rc=$?
+  PID[$i]=""
+  [ "$rc" = 0 ] || fail "member i$i exited $rc after SIGTERM (expected 0)"
+done
+say "PASS: the Role allows exactly its list; the examples fit the CRD; refusals name the field; --to-file and --abort (before T, after T with and without a proxy, refused after the suspend); a hand-over's time accounted for, every partition active and one idle, without and with a checkpoint asked; --abort after T waited for the re-delivery of $SENT7 records with one proxy, and of $SENT8 with three members until the last one finished"
