@@ -825,7 +825,6 @@ static int64_t num_or(const char *s, int64_t dflt) {
 static int await_redelivery(gp_ho_t *h, const char *from, const char *to, const char *t,
                             gp_colour_t surv, int64_t wrote_ms) {
         int64_t end = gp_mono_ms() + h->timeout_ms;
-        char last[GP_STATUS_VALUE_MAX] = "";
         for (;;) {
                 gp_cm_t *cm = load_map(h);
                 if (!cm)
@@ -890,13 +889,12 @@ static int await_redelivery(gp_ho_t *h, const char *from, const char *to, const 
                                     : "");
                         return 0;
                 }
-                if (took && parsed && strcmp(rd, last)) {
-                        snprintf(last, sizeof last, "%s", rd);
+                if (took && parsed) /* the progress line drops repeats itself */
                         gp_progress_show(&h->pr,
                                          "abort: re-delivering to %s: %llu records sent, %llu "
                                          "source offsets left on %llu partition(s)",
                                          gp_colour_name(surv), sent, left, open);
-                } else if (!took)
+                else if (!took)
                         gp_progress_show(&h->pr, "abort: waiting for the proxy to take it");
                 if (gp_mono_ms() > end)
                         return fail(
