@@ -75,6 +75,7 @@ static const char *const bad_names[GP_BAD__COUNT] = {
         [GP_BAD_BAD_SCHEMA] = "bad-schema",
         [GP_BAD_REGISTRY_UNAVAILABLE] = "registry-unavailable",
         [GP_BAD_TOO_LARGE] = "too-large",
+        [GP_BAD_FUTURE_TIME] = "future-time",
 };
 
 const char *gp_bad_name(gp_bad_code_t code) {

@@ -36,7 +36,7 @@ typedef struct gp_extract {
  * dead-letter header gate-proxy.error (docs/DESIGN.md, Bad input), in the
  * order of gate-proxy's dead-letter metrics. The extractor gives the
  * first six and bad-avro; the caller the rest (bad-frame, unknown-schema,
- * bad-schema, registry-unavailable, too-large). */
+ * bad-schema, registry-unavailable, too-large, future-time). */
 typedef enum gp_bad_code {
         GP_BAD_NONE = 0, /* nothing wrong */
         GP_BAD_NOT_JSON,
@@ -51,6 +51,7 @@ typedef enum gp_bad_code {
         GP_BAD_BAD_SCHEMA,
         GP_BAD_REGISTRY_UNAVAILABLE,
         GP_BAD_TOO_LARGE,
+        GP_BAD_FUTURE_TIME, /* dated past gate.event-time.max-future.ms */
         GP_BAD__COUNT
 } gp_bad_code_t;
 

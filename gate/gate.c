@@ -133,6 +133,12 @@ gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *
         return d;
 }
 
+bool gp_gate_future(const gp_gate_conf_t *c, int64_t ts, int64_t now) {
+        if (c->max_future_ms <= 0 || ts == GP_TS_NONE)
+                return false;
+        return now > INT64_MAX - c->max_future_ms ? false : ts > now + c->max_future_ms;
+}
+
 gp_dest_t gp_gate_reject(gp_part_t *p, int64_t now) {
         p->last_wall = now;
         p->n[GP_DEST_DLQ]++;

@@ -37,6 +37,8 @@ typedef struct gp_gate_conf {
         int64_t lateness_ms;         /* close when W >= T + lateness */
         bool late_to_dlq;            /* after the close, ts < T goes to the DLQ */
         bool bad_route_old;          /* unreadable event time counts as older than T */
+        int64_t max_future_ms;       /* an event time past now + this is refused
+                                        (gp_gate_future); 0: no bound */
 } gp_gate_conf_t;
 
 /* Pipeline-wide decisions. Checkpointed. */
@@ -109,9 +111,16 @@ void gp_gate_from_control(gp_gate_t *g, const gp_control_t *c, int64_t now);
 gp_dest_t gp_gate_route(const gp_gate_t *g, const gp_gate_conf_t *c, gp_part_t *p, int64_t ts,
                         int64_t now, bool *late);
 
-/* A record refused before its event time is read (larger than the
- * configured limit): to the dead-letter topic in every phase, counted
- * there. */
+/* True when event time ts lies more than c->max_future_ms past the wall
+ * clock now (c->max_future_ms 0: never): such a record is refused
+ * (gp_gate_reject, reason future-time), so that it raises no watermark,
+ * highest event time or promise. A date far ahead (2100, INT64_MAX) would
+ * otherwise hold every later T above all real records for good. */
+bool gp_gate_future(const gp_gate_conf_t *c, int64_t ts, int64_t now);
+
+/* A record refused before it is routed (larger than the configured limit,
+ * or dated past the future bound): to the dead-letter topic in every
+ * phase, counted there; its event time raises nothing. */
 gp_dest_t gp_gate_reject(gp_part_t *p, int64_t now);
 
 /* The destination alone, with no side effect (for checks and replays). */

@@ -25,6 +25,9 @@ export GP_SCALE_LINES=$build/scale-lines.txt
 # the deploy/ tests' summary lines (image:, helm:), repeated at the end
 export GP_INSTALL_LINES=$build/install-lines.txt
 : >"$GP_INSTALL_LINES"
+# the hostile-input tests' lines (fault:), repeated at the end
+export GP_FAULT_LINES=$build/fault-lines.txt
+: >"$GP_FAULT_LINES"
 
 # Elapsed time at each step, so a slow step shows in the log.
 T0=$SECONDS
@@ -111,6 +114,10 @@ step "done"
 if [ -s "$GP_SCALE_LINES" ]; then
   echo "== scale-out (tests/integration/scale*.sh, group_refuse.sh, churn.sh)"
   cat "$GP_SCALE_LINES"
+fi
+if [ -s "$GP_FAULT_LINES" ]; then
+  echo "== hostile input (fault: lines)"
+  cat "$GP_FAULT_LINES"
 fi
 if [ -s "$GP_INSTALL_LINES" ]; then
   echo "== installable (deploy/: the image, the Helm chart)"

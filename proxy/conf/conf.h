@@ -66,6 +66,7 @@ typedef struct gp_conf {
         /* event time */
         char *event_time; /* gate.event-time: kafka-timestamp | json:PATH | header:NAME | avro:PATH */
         gp_unit_t event_time_unit;  /* gate.event-time.unit: ms | s | us */
+        int64_t max_future_ms;      /* gate.event-time.max-future.ms, 0: no bound */
         gp_bad_policy_t bad_record; /* gate.bad-record: dlq | route-old */
         gp_late_policy_t late;      /* gate.late: new | dlq */
         bool abort_redeliver;       /* gate.abort.redeliver */

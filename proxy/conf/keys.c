@@ -496,6 +496,19 @@ const prop_t gp_conf_props[] = {
                  "(milliseconds, seconds or microseconds since 1970); the Kafka "
                  "timestamp is always in ms. Example: s when the field holds "
                  "1767225600 for 2026-01-01T00:00:00Z."},
+        {.name = "gate.event-time.max-future.ms",
+         .type = PT_MS,
+         .def = "86400000",
+         .min = 0,
+         .max = 3153600000000,
+         FIELD(max_future_ms),
+         .desc = "How far past the wall clock an event time may be: a record "
+                 "dated later goes to gate.dlq.topic with the reason future-time "
+                 "and raises no watermark, highest event time or promise, so one "
+                 "mistyped date (2100, or the largest integer) cannot hold the "
+                 "cutoff T above every real record. 0: no bound. Example: "
+                 "3600000 where producers' clocks are within an hour of this "
+                 "host's; the default, a day, is far past any clock skew."},
         {.name = "gate.avro.schema",
          .type = PT_STR,
          .example = "/etc/gate-proxy/event.avsc",

@@ -206,6 +206,7 @@ const char *const gp_dlq_reasons[GP_DLQ_REASONS] = {"not-json",
                                                     "bad-schema",
                                                     "registry-unavailable",
                                                     "too-large",
+                                                    "future-time",
                                                     "late",
                                                     "other"};
 

@@ -145,7 +145,7 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
         int64_t ts = GP_TS_NONE;
         gp_bad_t bad = {0};
         bool late;
-        char too_large[128];
+        char too_large[160];
         size_t size = record_size(m);
         bool refuse = size > (size_t)p->conf->record_max_bytes;
 
@@ -167,6 +167,16 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                 }
                 if (gp_extract_ts(&p->ex, &rv, &ts, &bad))
                         ts = GP_TS_NONE;
+        }
+        if (!refuse && gp_gate_future(&p->gconf, ts, now)) {
+                snprintf(too_large, sizeof too_large,
+                         "event time %" PRId64
+                         " is more than gate.event-time.max-future.ms=%" PRId64
+                         " past the wall clock %" PRId64,
+                         ts, p->gconf.max_future_ms, now);
+                bad.code = GP_BAD_FUTURE_TIME;
+                bad.why = too_large;
+                refuse = true;
         }
         if (ps->work.st.ro) {
                 /* Read again after an abort past T (gate/redeliver.h): to
@@ -212,7 +222,7 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                                tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? 0 : kts, hdrs);
 
         char why[512], src[300];
-        if (ts == GP_TS_NONE)
+        if (bad.code)
                 snprintf(why, sizeof(why), "%s: %s", gp_bad_name(bad.code), bad.why);
         else
                 snprintf(why, sizeof(why),
@@ -225,7 +235,7 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
         rd_kafka_header_add(hdrs, GP_HDR_ERROR, -1, why, -1);
         rd_kafka_header_add(hdrs, GP_HDR_SOURCE, -1, src, -1);
         p->win.out += strlen(GP_HDR_ERROR) + strlen(why) + strlen(GP_HDR_SOURCE) + strlen(src);
-        p->win_dlq[ts == GP_TS_NONE && bad.code ? GP_DLQ_OF(bad.code) : GP_DLQ_LATE]++;
+        p->win_dlq[bad.code ? GP_DLQ_OF(bad.code) : GP_DLQ_LATE]++;
         return produce(p, p->dlq, m->partition % p->dlq_n, m,
                        tst == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? 0 : kts, hdrs);
 }

@@ -112,6 +112,7 @@ gp_proxy_t *gp_proxy_new(const gp_conf_t *conf, gp_err_t *err) {
                 .lateness_ms = conf->lateness_ms,
                 .late_to_dlq = conf->late == GP_LATE_DLQ,
                 .bad_route_old = conf->bad_record == GP_BAD_ROUTE_OLD,
+                .max_future_ms = conf->max_future_ms,
         };
         p->stats.wm = p->stats.cutoff = p->stats.promise = GP_TS_NONE;
         if (gp_extract_compile(&p->ex, conf->event_time, conf->event_time_unit, e2,

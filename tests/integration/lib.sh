@@ -231,6 +231,21 @@ check() {
   CHECKED=$(sed -n 's/.*checked=\([0-9]*\).*/\1/p' <<<"$out")
 }
 
+# fault_line NAME TAIL: the one line a hostile-input test prints, also
+# appended to $GP_FAULT_LINES (tests/run-all.sh repeats them at the end):
+#   fault: name=NAME checked=.. missing=.. duplicated=.. TAIL kafka=..
+# with the counts of the checker's output in $out
+fault_line() {
+  local c="" k
+  for k in checked missing duplicates; do
+    c="$c $k=$(sed -n "s/.* $k=\([0-9]*\).*/\1/p; s/^$k=\([0-9]*\).*/\1/p" <<<"$out" | head -n 1)"
+  done
+  c=${c/duplicates=/duplicated=}
+  local line="fault: name=$1$c${2:+ $2} kafka=${KAFKA_VERSION:-$GP_BOOTSTRAP}"
+  echo "$line"
+  [ -z "${GP_FAULT_LINES:-}" ] || echo "$line" >>"$GP_FAULT_LINES"
+}
+
 # scale_line HEAD TAIL: the one line a scale-out test prints, also appended
 # to $GP_SCALE_LINES (tests/run-all.sh repeats them at the end):
 #   scale: HEAD checked=.. missing=.. duplicated=.. reordered=.. wrong_side=.. TAIL kafka=..

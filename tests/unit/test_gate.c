@@ -1667,3 +1667,41 @@ Test(member_status, the_pipeline_over_its_members) {
         gp_mstatus_view(m, 4, 1000, 500, &v);
         cr_assert_not(v.one_phase, "a member still splitting");
 }
+
+/* ---- the future bound (gate.event-time.max-future.ms) ------------------- */
+
+/* A record dated more than the bound past the wall clock is refused; the
+ * bound itself, the past, an unreadable time and a bound of 0 are not;
+ * the sum saturates instead of wrapping. A refused record raises nothing. */
+Test(future, bound_table) {
+        const int64_t day = 86400000, now = 1767225600000; /* 2026-01-01 */
+        gp_gate_conf_t c = conf0;
+        c.max_future_ms = day;
+        const struct {
+                int64_t ts, now, bound;
+                bool refused;
+        } rows[] = {
+                {now, now, day, false},
+                {now + day, now, day, false},
+                {now + day + 1, now, day, true},
+                {4102444800000, now, day, true}, /* 2100 */
+                {INT64_MAX, now, day, true},
+                {0, now, day, false},
+                {INT64_MIN + 1, now, day, false},
+                {GP_TS_NONE, now, day, false},
+                {INT64_MAX, now, 0, false},               /* no bound */
+                {INT64_MAX, INT64_MAX - 5, day, false},   /* now + bound saturates */
+                {INT64_MAX, INT64_MAX - day, day, false}, /* ts == now + bound */
+        };
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+                c.max_future_ms = rows[i].bound;
+                cr_expect_eq(gp_gate_future(&c, rows[i].ts, rows[i].now), rows[i].refused,
+                             "row %zu: ts %" PRId64 " now %" PRId64 " bound %" PRId64, i,
+                             rows[i].ts, rows[i].now, rows[i].bound);
+        }
+        gp_part_t p;
+        gp_part_init(&p, 0);
+        p.hi = 1000;
+        cr_assert_eq(gp_gate_reject(&p, now), GP_DEST_DLQ);
+        cr_assert(p.hi == 1000 && p.n[GP_DEST_DLQ] == 1, "a refused record raises nothing");
+}
