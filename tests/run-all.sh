@@ -96,9 +96,10 @@ for v in $versions; do
   # Two at a time: each test has topics and a group of its own; those
   # that restart the broker run alone, and the scale-out tests take
   # turns on the two cores (tests/integration/CMakeLists.txt).
-  # The schedule explorer (label churn) runs on the first broker only.
+  # The schedule explorer (label churn) and the tests labelled once run on
+  # the first broker only.
   skip=$needs_fixture
-  [ $first -eq 1 ] || skip="$needs_fixture|churn"
+  [ $first -eq 1 ] || skip="$needs_fixture|churn|once"
   (cd "$build" && ctest -L "$label" -LE "$skip" --output-on-failure -j2) || failed=1
   if [ $first -eq 1 ]; then
     wait_builds

@@ -19,7 +19,10 @@
 
 #define GP_CONF_MAX_TOPICS 64
 #define GP_CONF_MAX_FILE   (1024 * 1024) /* bytes; a larger file is refused */
-#define GP_CONF_MAX_LINE   4096          /* bytes per line, without the newline */
+#define GP_CONF_MAX_LINE                                                                      \
+        16384 /* bytes per line, without the newline: room for
+                                    gate.source.topics with 64 topics of Kafka's
+                                    longest names (249 characters) */
 
 typedef enum { GP_DELIVERY_EOS = 0, GP_DELIVERY_ALO } gp_delivery_t;
 typedef enum { GP_BAD_DLQ = 0, GP_BAD_ROUTE_OLD } gp_bad_policy_t;

@@ -83,7 +83,7 @@ void gp_conf_write_markdown(FILE *out) {
               "Whitespace around the key and the value is ignored, lines whose first "
               "character is `#` are comments, and blank lines are skipped. A value "
               "is taken as written, up to the end of the line: it may contain `=` "
-              "and `#`, and is not quoted. A line may be 4096 bytes long, the file "
+              "and `#`, and is not quoted. A line may be 16384 bytes long, the file "
               "1 MiB.\n"
               "\n"
               "`-X key=value` on the command line sets a key too, and wins over the "

@@ -20,7 +20,8 @@
 
 #define MAX_CONNECTIONS      32
 #define CONNECTION_TIMEOUT_S 10
-#define BODY_MAX             65536
+#define BODY_START           65536
+#define BODY_MAX             (64 << 20) /* past this a scrape is cut, and says so */
 
 struct gp_endpoints {
         struct MHD_Daemon *d;
@@ -29,23 +30,49 @@ struct gp_endpoints {
         double start_s; /* process start, epoch seconds */
 };
 
-/* ---- a bounded text buffer ---------------------------------------------- */
+/* ---- a growing text buffer ----------------------------------------------- */
 
+/* Whole lines only: a line that does not fit (memory, or BODY_MAX) is
+ * dropped with every one after it, and `full` says so. */
 typedef struct text {
-        char buf[BODY_MAX];
-        size_t len;
+        char *buf;
+        size_t len, cap;
+        bool full;
 } text_t;
+
+static bool text_init(text_t *t) {
+        *t = (text_t){.buf = malloc(BODY_START), .cap = BODY_START};
+        if (t->buf)
+                t->buf[0] = '\0';
+        return t->buf != NULL;
+}
 
 __attribute__((format(printf, 2, 3))) static void put(text_t *t, const char *fmt, ...) {
         va_list ap;
-        if (t->len >= sizeof(t->buf) - 1)
+        if (t->full)
                 return;
         va_start(ap, fmt);
-        int n = vsnprintf(t->buf + t->len, sizeof(t->buf) - t->len, fmt, ap);
+        int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
         va_end(ap);
-        if (n > 0)
-                t->len += (size_t)n < sizeof(t->buf) - t->len ? (size_t)n
-                                                              : sizeof(t->buf) - 1 - t->len;
+        if (n < 0)
+                return;
+        if ((size_t)n >= t->cap - t->len) {
+                size_t cap = t->cap;
+                while (cap - t->len <= (size_t)n && cap < BODY_MAX)
+                        cap *= 2;
+                char *b = cap - t->len > (size_t)n ? realloc(t->buf, cap) : NULL;
+                if (!b) {
+                        t->buf[t->len] = '\0';
+                        t->full = true;
+                        return;
+                }
+                t->buf = b;
+                t->cap = cap;
+                va_start(ap, fmt);
+                vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+                va_end(ap);
+        }
+        t->len += (size_t)n;
 }
 
 static void family(text_t *t, const char *name, const char *type, const char *help) {
@@ -415,16 +442,30 @@ static void metrics(gp_endpoints_t *h, text_t *t) {
                             gp_colour_name((gp_colour_t)i), dl);
         }
         broker_metrics(t, h->p);
-        gp_lag_t lags[256];
-        size_t nl = gp_proxy_lags(h->p, lags, sizeof(lags) / sizeof(lags[0]));
+        /* Every source partition: asked again with room for all when
+         * there were more than the first guess. */
+        size_t cap = 256, nl;
+        gp_lag_t *lags = malloc(cap * sizeof(*lags));
+        while (lags && (nl = gp_proxy_lags(h->p, lags, cap)) > cap) {
+                gp_lag_t *more = realloc(lags, nl * sizeof(*lags));
+                if (!more)
+                        nl = cap;
+                else {
+                        lags = more;
+                        cap = nl;
+                }
+                if (!more)
+                        break;
+        }
         family(t, "gate_proxy_partition_lag_records", "gauge",
                "Per source partition: its end (last stable offset) minus the committed "
                "position, as of the last status interval.");
-        for (size_t i = 0; i < nl && i < sizeof(lags) / sizeof(lags[0]); i++)
+        for (size_t i = 0; lags && i < nl && i < cap; i++)
                 put(t,
                     "gate_proxy_partition_lag_records{topic=\"%s\",partition=\"%d\"} %" PRId64
                     "\n",
                     lags[i].topic, lags[i].partition, lags[i].lag);
+        free(lags);
         family(t, "gate_proxy_ready", "gauge", "1 while /readyz answers 200.");
         put(t, "gate_proxy_ready %d\n", ready);
         process_metrics(t, h);
@@ -479,15 +520,23 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                 *upload_size = 0;
                 return MHD_YES;
         }
-        text_t *t = malloc(sizeof(*t));
-        if (!t)
+        text_t body, *t = &body;
+        if (!text_init(t))
                 return MHD_NO;
-        t->len = 0;
         enum MHD_Result rc;
         if (!strcmp(url, "/metrics")) {
                 metrics(h, t);
-                rc = respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-                             t->buf, t->len, head);
+                if (t->full) { /* never a scrape cut mid-way */
+                        static const char msg[] = "the metrics did not fit in memory (64 MiB "
+                                                  "at most): not sent\n";
+                        gp_warn("http: /metrics: the body passed %zu bytes; answered 500",
+                                t->len);
+                        rc = respond(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", msg,
+                                     sizeof(msg) - 1, head);
+                } else
+                        rc = respond(c, MHD_HTTP_OK,
+                                     "text/plain; version=0.0.4; charset=utf-8", t->buf,
+                                     t->len, head);
         } else if (!strcmp(url, "/livez") || !strcmp(url, "/healthz")) {
                 gp_stats_t s;
                 gp_proxy_stats(h->p, &s);
@@ -520,7 +569,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                 put(t, "not found: /metrics, /livez, /healthz, /readyz\n");
                 rc = respond(c, MHD_HTTP_NOT_FOUND, "text/plain", t->buf, t->len, head);
         }
-        free(t);
+        free(t->buf);
         return rc;
 }
 

@@ -622,7 +622,7 @@ Test(conf, line_length_limit) {
         text[2 * n + 3] = '\0';
         gp_conf_init(&c);
         cr_assert_eq(load_text(&c, text, &err), GP_ERR_INVALID);
-        snprintf(want, sizeof want, "%s:2: line is longer than 4096 bytes", tmp_path);
+        snprintf(want, sizeof want, "%s:2: line is longer than 16384 bytes", tmp_path);
         cr_assert_str_eq(err.msg, want);
         cr_assert_eq(c.n_kafka, 1);
         cr_assert_eq(strlen(c.kafka[0].value), GP_CONF_MAX_LINE - 16);
