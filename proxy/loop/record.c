@@ -145,16 +145,16 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
         int64_t ts = GP_TS_NONE;
         gp_bad_t bad = {0};
         bool late;
-        char too_large[160];
+        char reason[160];
         size_t size = record_size(m);
         bool refuse = size > (size_t)p->conf->record_max_bytes;
 
         if (refuse) {
-                snprintf(too_large, sizeof too_large,
+                snprintf(reason, sizeof reason,
                          "%zu bytes, more than gate.record.max.bytes=%" PRId64, size,
                          p->conf->record_max_bytes);
                 bad.code = GP_BAD_TOO_LARGE;
-                bad.why = too_large;
+                bad.why = reason;
         } else if (p->ex.kind == GP_ET_AVRO) {
                 if (avro_schema(p, &rv, mono, &bad) || gp_extract_ts(&p->ex, &rv, &ts, &bad))
                         ts = GP_TS_NONE;
@@ -169,13 +169,13 @@ int gp_record_handle(gp_proxy_t *p, gp_tslot_t *t, rd_kafka_message_t *m, int64_
                         ts = GP_TS_NONE;
         }
         if (!refuse && gp_gate_future(&p->gconf, ts, now)) {
-                snprintf(too_large, sizeof too_large,
+                snprintf(reason, sizeof reason,
                          "event time %" PRId64
                          " is more than gate.event-time.max-future.ms=%" PRId64
                          " past the wall clock %" PRId64,
                          ts, p->gconf.max_future_ms, now);
                 bad.code = GP_BAD_FUTURE_TIME;
-                bad.why = too_large;
+                bad.why = reason;
                 refuse = true;
         }
         if (ps->work.st.ro) {
