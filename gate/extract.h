@@ -33,7 +33,7 @@ typedef struct gp_extract {
 } gp_extract_t;
 
 /* Why a record cannot be routed by its event time: the stable codes of the
- * dead-letter header gate-proxy.error (docs/DESIGN.md, Bad input), in the
+ * dead-letter header gate-proxy.error (docs/DESIGN.md, Reading the event time), in the
  * order of gate-proxy's dead-letter metrics. The extractor gives the
  * first six and bad-avro; the caller the rest (bad-frame, unknown-schema,
  * bad-schema, registry-unavailable, too-large, future-time). */

@@ -191,6 +191,38 @@ static void member_status(gp_proxy_t *p, const gp_stats_t *s, int64_t now,
                 gp_status_set(st, p->member_key, "%s", line);
 }
 
+/* gate-proxy.warning: a committed checkpoint whose highest event time is
+ * past the future bound (routed before gate.event-time.max-future.ms
+ * applied, docs/DESIGN.md, Reading the event time), which holds every
+ * cutoff above it; then the drain warning. */
+static void warning(gp_proxy_t *p, int64_t now, char *b, size_t len) {
+        size_t n = 0;
+        const char *topic = NULL;
+        int part = -1;
+        int64_t hi = 0;
+        for (int t = 0; t < p->n_topics; t++)
+                for (int i = 0; i < p->topics[t].n; i++) {
+                        const gp_pslot_t *ps = &p->topics[t].parts[i];
+                        if (!ps->owned || !gp_gate_future(&p->gconf, ps->done.st.hi, now))
+                                continue;
+                        if (!n++) {
+                                topic = p->topics[t].name;
+                                part = i;
+                                hi = ps->done.st.hi;
+                        }
+                }
+        if (!n) {
+                snprintf(b, len, "%s", p->drain_warning);
+                return;
+        }
+        snprintf(b, len,
+                 "%zu partition(s) carry in their checkpoint a highest event time past "
+                 "gate.event-time.max-future.ms (%s/%d: %" PRId64
+                 "), routed before that bound: every cutoff T must be above it, so the new "
+                 "colour would get nothing (docs/DESIGN.md, Reading the event time)%s%s",
+                 n, topic, part, hi, p->drain_warning[0] ? "; " : "", p->drain_warning);
+}
+
 /* Task: the status keys, handed to the status thread. */
 static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
         const gp_wm_view_t *wv = &p->wv;
@@ -224,7 +256,9 @@ static task_rc_t status_task(gp_proxy_t *p, int64_t now) {
         gp_status_set(&st, GP_KEY_ERROR, "%s", current_error(p));
         gp_status_set(&st, GP_KEY_HEARTBEAT, "%s", hb);
         /* A stopped proxy warns of nothing; the map says when it stopped. */
-        gp_status_set(&st, GP_KEY_WARNING, "%s", p->stopped ? "" : p->drain_warning);
+        char warn[GP_STATUS_VALUE_MAX];
+        warning(p, now, warn, sizeof warn);
+        gp_status_set(&st, GP_KEY_WARNING, "%s", p->stopped ? "" : warn);
         gp_status_set(&st, GP_KEY_STOPPED, "%s", p->stopped ? hb : "");
         set_opt(&st, GP_KEY_DRAIN_LAG, dl >= 0, dl);
         char drain[GP_STATUS_VALUE_MAX] = "";

@@ -39,7 +39,7 @@ typedef struct gp_proxy gp_proxy_t;
 extern const double gp_commit_le[GP_COMMIT_BUCKETS];
 extern const double gp_size_le[GP_SIZE_BUCKETS];
 /* Why records go to the dead-letter topic: the stable codes of the
- * gate-proxy.error header (docs/DESIGN.md, Bad input), "late", "other". */
+ * gate-proxy.error header (docs/DESIGN.md, Reading the event time), "late", "other". */
 #define GP_DLQ_REASONS (GP_BAD__COUNT + 1)
 /* The index in gp_dlq_reasons of a gp_bad_code_t (gate/extract.h), of a
  * late record, of anything else. */

@@ -1,8 +1,8 @@
 /* proxy/loop/record.c: one record: its event time (JSON path, header, Kafka
  * timestamp, Avro with a local schema or the registry's), the gate's route,
  * the produce to the same partition of its colour topic, or to the
- * dead-letter topic with the reason in its headers (docs/DESIGN.md, Bad
- * input). Also the delivery reports. */
+ * dead-letter topic with the reason in its headers (docs/DESIGN.md,
+ * Reading the event time). Also the delivery reports. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * byte 1 the unit of json: (low 2 bits, mod 3); the rest is the value
  * (for avro:, the body after the framing).
  * Depends on gate/, proxy/schema/avsc.h, tests/ref/ and libc.
- * What the two must agree on (docs/DESIGN.md, Bad input):
+ * What the two must agree on (docs/DESIGN.md, Reading the event time):
  *   - gp_extract_ts and ref_extract_ts: both give a time, the same one, or
  *     both refuse with the same code (not-json, field-missing, wrong-type,
  *     bad-time, bad-avro); *ts is left alone on a refusal;

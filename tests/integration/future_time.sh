@@ -9,7 +9,10 @@
 # records' event time and green gets what comes after it. Proves T within
 # the records' hour, the four records in the dead-letter topic with their
 # reason and source, green's records, and every source record exactly
-# once in blue, green or the dead-letter topic, split by T.
+# once in blue, green or the dead-letter topic, split by T. Last, a
+# checkpoint written without the bound (gate.event-time.max-future.ms=0,
+# as before it existed) and read with it: gate-proxy.warning names the
+# partition and its time.
 source "$(dirname "$0")/lib.sh"
 
 S=gp-future-$RUN_ID
@@ -99,4 +102,24 @@ got=$(kcat -C -b "$GP_BOOTSTRAP" -t "$S.dlq" -e -q -X isolation.level=read_commi
   | grep -c "gate-proxy.error=future-time: " || true)
 [ "$got" = 4 ] || fail "group: $got dead-letter records with reason future-time, expected 4"
 fault_line future-time-group "lost_counted=0 dlq=$got outcome=dlq T=$T instances=2"
+
+say "a checkpoint written without the bound, read with it: gate-proxy.warning says so"
+unset GP_MEMBERSHIP
+S=gp-future-old-$RUN_ID
+"$GP_PRODUCE" --bootstrap "$GP_BOOTSTRAP" --topic "$S" --count 0 --partitions-hint 1 --quiet >/dev/null
+rm -f "$WORK/cm.json"
+"$GP_BIN" init --control "$WORK/cm.json" >/dev/null
+write_conf old "$S" gate.event-time.max-future.ms=0
+start_proxy old
+produce "$S" 100 0 --ts-start "$(($(date +%s%3N) - 60000))" --headers
+printf '{"ts":%s}\n' "$FAR" | kcat -P -b "$GP_BOOTSTRAP" -t "$S" -p 0
+wait_for "101 records routed" 60 routed_is 101
+[ "$(key gate-proxy.count.blue)" = 101 ] || fail "without the bound the 2100 record is not routed: blue=$(key gate-proxy.count.blue)"
+stop_proxy
+write_conf new "$S"
+start_proxy new
+warned() { key gate-proxy.warning | grep -q "1 partition(s) carry in their checkpoint a highest event time past gate.event-time.max-future.ms ($S/0: $FAR)"; }
+wait_for "the warning of the checkpoint's far-future time" 30 warned
+say "warning: $(key gate-proxy.warning)"
+stop_proxy
 say "PASS"
