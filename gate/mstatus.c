@@ -163,3 +163,12 @@ void gp_mstatus_view(const gp_mstatus_t *m, size_t n, int64_t now, int64_t stale
                         out->oldest = s->beat;
         }
 }
+
+bool gp_mstatus_forgotten(const char *value, int64_t now, int64_t after_ms) {
+        gp_mstatus_t m;
+        char err[64];
+        if (!value || after_ms <= 0 ||
+            gp_mstatus_decode(value, strlen(value), &m, err, sizeof err))
+                return false;
+        return m.beat < now && now - m.beat > after_ms;
+}

@@ -70,4 +70,10 @@ typedef struct gp_mstatus_view {
 void gp_mstatus_view(const gp_mstatus_t *m, size_t n, int64_t now, int64_t stale_ms,
                      gp_mstatus_view_t *out);
 
+/* True when a member's key (value, its line) may be removed from the map:
+ * it parses and its beat is more than after_ms before now (a killed
+ * member's, or one whose name went with its pod). A line that does not
+ * parse is not judged here. */
+bool gp_mstatus_forgotten(const char *value, int64_t now, int64_t after_ms);
+
 #endif

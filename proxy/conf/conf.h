@@ -101,6 +101,7 @@ typedef struct gp_conf {
         int64_t commit_records;     /* gate.commit.records */
         int64_t discovery_ms;       /* gate.discovery.interval.ms */
         int64_t status_interval_ms; /* gate.status.interval.ms */
+        int64_t member_forget_ms;   /* gate.member.forget.ms */
 
         /* control: exactly one of control.file and control.k8s.configmap */
         char *control_file;   /* control.file */

@@ -684,6 +684,17 @@ const prop_t gp_conf_props[] = {
          .desc = "How often the proxy writes its status keys (gate-proxy.*: "
                  "watermark, cutoff, phase, counts, heartbeat) to the control "
                  "ConfigMap. Example: 10000 to write less often."},
+        {.name = "gate.member.forget.ms",
+         .type = PT_MS,
+         .def = "600000",
+         .min = 15000,
+         .max = 31536000000,
+         FIELD(member_forget_ms),
+         .desc = "With gate.membership=group, each member writes its own status "
+                 "key (gate-proxy.member.<instance>); a key whose member has not "
+                 "written it for this long (killed, or gone with its pod's name) "
+                 "is removed by a member still running. Example: 3600000 to keep "
+                 "a dead member's last status an hour for a post-mortem."},
 
         /* schema registry */
         {.section = "Schema registry",

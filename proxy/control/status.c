@@ -12,6 +12,7 @@
 #include "gate/agree.h"
 #include "gate/control.h"
 #include "gate/hoptime.h"
+#include "gate/mstatus.h"
 #include "os/clock.h"
 #include "os/worker.h"
 #include "proxy/control/ctl.h"
@@ -34,6 +35,7 @@ struct gp_status {
         uint64_t posted, done;          /* posts made, and the last one written */
         uint64_t writes[GP_MAP_WRITES]; /* by outcome (gp_status_writes) */
         bool cas_cutoff;                /* gate.membership=group */
+        int64_t forget_ms;              /* gate.member.forget.ms */
         int64_t other_cutoff;           /* another T found in the map, GP_TS_NONE */
         /* The hand-over's instants: the loop's (gp_status_hop), with T
          * and CLEAR_TO_TEARDOWN written as this thread writes them. */
@@ -67,15 +69,46 @@ static void hop_value(gp_status_t *s, char *b, size_t len) {
         gp_hoptime_format(&h, b, len);
 }
 
+/* Other members' keys the map may forget (gp_mstatus_forgotten), from the
+ * map as last read, into keys (copied: a conflict re-reads the map); at
+ * most FORGET_MAX a write. Only a member forgets: own is its key. */
+#define FORGET_MAX     8
+#define FORGET_KEY_MAX 320 /* a ConfigMap key has at most 253 characters */
+static size_t forgettable(gp_status_t *s, const char *own, char keys[][FORGET_KEY_MAX]) {
+        const gp_cm_t *doc = s->cas_cutoff && own ? gp_ctl_document(s->ctl) : NULL;
+        size_t n = 0, nd = 0, pl = strlen(GP_KEY_MEMBER_PREFIX);
+        const gp_kv_t *d = doc ? gp_cm_data(doc, &nd) : NULL;
+        int64_t now = gp_now_ms();
+        for (size_t i = 0; i < nd && n < FORGET_MAX; i++) {
+                if (strncmp(d[i].key, GP_KEY_MEMBER_PREFIX, pl) || !strcmp(d[i].key, own) ||
+                    strlen(d[i].key) >= FORGET_KEY_MAX ||
+                    !gp_mstatus_forgotten(d[i].value, now, s->forget_ms))
+                        continue;
+                snprintf(keys[n++], FORGET_KEY_MAX, "%s", d[i].key);
+        }
+        return n;
+}
+
 static void write_status(gp_status_t *s, const gp_status_kv_t *st) {
-        gp_kv_t kv[GP_STATUS_KEYS + 1];
-        char hop[GP_HOP_VALUE_MAX];
+        gp_kv_t kv[GP_STATUS_KEYS + 1 + FORGET_MAX];
+        char hop[GP_HOP_VALUE_MAX], forget[FORGET_MAX][FORGET_KEY_MAX];
         gp_err_t err;
-        for (size_t i = 0; i < st->n; i++)
+        const char *own = NULL;
+        for (size_t i = 0; i < st->n; i++) {
                 kv[i] = (gp_kv_t){st->key[i], st->value[i]};
+                if (!strncmp(st->key[i], GP_KEY_MEMBER_PREFIX, strlen(GP_KEY_MEMBER_PREFIX)))
+                        own = st->key[i];
+        }
         hop_value(s, hop, sizeof hop);
         kv[st->n] = (gp_kv_t){GP_KEY_HOP, hop};
-        gp_errcode_t rc = gp_ctl_patch(s->ctl, kv, st->n + 1, NULL, &err);
+        size_t n = st->n + 1, nf = forgettable(s, own, forget);
+        for (size_t i = 0; i < nf; i++)
+                kv[n++] = (gp_kv_t){forget[i], NULL};
+        gp_errcode_t rc = gp_ctl_patch(s->ctl, kv, n, NULL, &err);
+        for (size_t i = 0; rc == GP_OK && i < nf; i++)
+                gp_info("removed %s from the map: its member has not written it for more than "
+                        "gate.member.forget.ms=%" PRId64,
+                        forget[i], s->forget_ms);
         count(s, rc);
         /* A missing or unreadable map is left alone; the loop has said
          * why, once. */
@@ -257,6 +290,7 @@ gp_status_t *gp_status_new(const gp_conf_t *conf, gp_err_t *err) {
         s->other_cutoff = GP_TS_NONE;
         gp_hoptime_init(&s->hop);
         s->cas_cutoff = conf->membership == GP_MEMBER_GROUP;
+        s->forget_ms = conf->member_forget_ms;
         if (!(s->ctl = gp_ctl_new_conf(conf, err)))
                 goto fail;
         gp_ctl_cas_cutoff(s->ctl, s->cas_cutoff);

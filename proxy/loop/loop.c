@@ -219,8 +219,13 @@ static void warning(gp_proxy_t *p, int64_t now, char *b, size_t len) {
                  "%zu partition(s) carry in their checkpoint a highest event time past "
                  "gate.event-time.max-future.ms (%s/%d: %" PRId64
                  "), routed before that bound: every cutoff T must be above it, so the new "
-                 "colour would get nothing (docs/DESIGN.md, Reading the event time)%s%s",
-                 n, topic, part, hi, p->drain_warning[0] ? "; " : "", p->drain_warning);
+                 "colour would get nothing (docs/DESIGN.md, Reading the event time)",
+                 n, topic, part, hi);
+        size_t at = strlen(b), dl = strlen(p->drain_warning);
+        if (dl && at + 2 + dl < len) { /* the drain warning after it, when it fits */
+                memcpy(b + at, "; ", 2);
+                memcpy(b + at + 2, p->drain_warning, dl + 1);
+        }
 }
 
 /* Task: the status keys, handed to the status thread. */

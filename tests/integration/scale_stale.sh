@@ -18,7 +18,8 @@
 # i2's partition goes to a survivor, which must not take the stale line's
 # T1 or its phase either. Proves T2 above T1 and above every event time
 # produced before hop 2, and every record routed exactly once, in order,
-# and from hop 2's start split by T2 (gp-check --since).
+# and from hop 2's start split by T2 (gp-check --since); at the end i2's
+# status key, silent since its kill, is gone from the map.
 source "$(dirname "$0")/lib.sh"
 export GP_MEMBERSHIP=group
 
@@ -29,7 +30,8 @@ BASE=$(($(date +%s%3N) - 60000))
 "$GP_BIN" init --control "$WORK/cm.json" >/dev/null
 for i in 0 1 2; do
   GP_INSTANCE=i$i write_conf i$i "$S" gate.commit.interval.ms=100 gate.lateness.ms=3000 \
-    kafka.session.timeout.ms=20000 gate.abort.redeliver=false log.level=debug
+    kafka.session.timeout.ms=20000 gate.abort.redeliver=false log.level=debug \
+    gate.member.forget.ms=15000
 done
 
 declare -A PID=()
@@ -77,6 +79,12 @@ close_and_route 40000 "$T2"
 out=$("$GP_CHECK" --bootstrap "$GP_BOOTSTRAP" --source "$S" --event-time json:ts \
   --cutoff "$T2" --old blue --since "$E2" 2>&1) || fail "checker from hop 2's start: $out"
 say "checker (from hop 2's start, split by T2): $out"
+# i2's own status key, silent since its kill, is removed by a member still
+# running once gate.member.forget.ms (15 s here) has passed; the others stay.
+forgot_i2() { [ -z "$(key gate-proxy.member.i2)" ]; }
+wait_for "i2's member key removed" 30 forgot_i2
+[ -n "$(key gate-proxy.member.i0)" ] && [ -n "$(key gate-proxy.member.i1)" ] \
+  || fail "a running member's key was removed"
 term_inst 0
 term_inst 1
 scale_line "test=stale instances=3 kills=1 aborts=1" "T1=$T1 T2=$T2"

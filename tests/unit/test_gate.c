@@ -1668,6 +1668,25 @@ Test(member_status, the_pipeline_over_its_members) {
         cr_assert_not(v.one_phase, "a member still splitting");
 }
 
+/* A member's key is forgotten once its beat is older than the bound; a
+ * line that does not parse, a beat ahead of now, or no bound, never. */
+Test(member_status, forgotten_after_the_bound) {
+        gp_mstatus_t m = {
+                .phase = GP_PHASE_CLOSED, .tid = 7, .parts = 2, .beat = 1000000, .run = true};
+        char line[GP_MSTATUS_MAX];
+        cr_assert_gt(gp_mstatus_encode(&m, line, sizeof line), 0);
+        cr_expect_not(gp_mstatus_forgotten(line, 1000000 + 600000, 600000), "at the bound");
+        cr_expect(gp_mstatus_forgotten(line, 1000000 + 600001, 600000), "past it");
+        cr_expect_not(gp_mstatus_forgotten(line, 1000000 - 5, 600000), "a beat ahead");
+        cr_expect_not(gp_mstatus_forgotten(line, INT64_MAX, 0), "no bound");
+        cr_expect_not(gp_mstatus_forgotten("phase=closed garbage", INT64_MAX, 1),
+                      "unreadable");
+        cr_expect_not(gp_mstatus_forgotten(NULL, INT64_MAX, 1));
+        m.run = false; /* stopped cleanly: forgotten the same way */
+        cr_assert_gt(gp_mstatus_encode(&m, line, sizeof line), 0);
+        cr_expect(gp_mstatus_forgotten(line, 1000000 + 600001, 600000));
+}
+
 /* ---- the future bound (gate.event-time.max-future.ms) ------------------- */
 
 /* A record dated more than the bound past the wall clock is refused; the
