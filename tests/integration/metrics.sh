@@ -197,13 +197,23 @@ say "200 abusive connections: the proxy answers, RSS $RSS0 -> $RSS1 bytes, routi
 # A bad value in the map: kept out, counted once as an invalid refusal;
 # the value put back, the map is valid again.
 metric() { curl -s "$H/metrics" | sed -n "s/^$1 //p"; }
+# As one more writer of the map: under its lock, its resourceVersion bumped,
+# so a status write the proxy planned on the map before cannot put the old
+# value back.
 setdelay() {
   python3 - "$WORK/cm.json" "$1" <<'PY'
-import json, os, sys
-d = json.load(open(sys.argv[1]))
-d["data"]["deployment-deletion-delay-ms"] = sys.argv[2]
-open(sys.argv[1] + ".new", "w").write(json.dumps(d))
-os.rename(sys.argv[1] + ".new", sys.argv[1])
+import fcntl, json, os, sys
+path = sys.argv[1]
+with open(path + ".lock", "a+") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    d = json.load(open(path))
+    d["data"]["deployment-deletion-delay-ms"] = sys.argv[2]
+    d["metadata"]["resourceVersion"] = str(int(d["metadata"]["resourceVersion"]) + 1)
+    with open(path + ".tmp.edit", "w") as f:
+        json.dump(d, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(path + ".tmp.edit", path)
 PY
 }
 R='gate_proxy_control_refusals_total{reason="invalid"}'
